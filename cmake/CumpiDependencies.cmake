@@ -1,0 +1,39 @@
+# MPI: libcumpi uses only mpi.h; it reaches the MPI library at run time through
+# dlsym(RTLD_NEXT), so it must not link libmpi (it is also preloaded into mpirun).
+find_package(MPI REQUIRED COMPONENTS C)
+
+# CUDA: the driver API header only. libcuda.so.1 is dlopen()ed at run time
+# (DESIGN §2.4); the toolkit's runtime is used by the tests alone.
+find_package(CUDAToolkit REQUIRED)
+
+find_package(Threads REQUIRED)
+
+# Optional libraries are detected here; the code that uses them is loaded with
+# dlopen, so the library also loads on a node without them.
+function(cumpi_detect_optional name header)
+  string(TOUPPER "${name}" upper)
+  set(option_value "${CUMPI_WITH_${upper}}")
+  if(option_value STREQUAL "OFF")
+    set(CUMPI_HAVE_${upper} OFF PARENT_SCOPE)
+    return()
+  endif()
+  find_path(CUMPI_${upper}_INCLUDE_DIR ${header}
+    HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV CPATH
+    PATHS /opt/ucxdev/usr/include /usr/include)
+  if(CUMPI_${upper}_INCLUDE_DIR)
+    set(CUMPI_HAVE_${upper} ON PARENT_SCOPE)
+    message(STATUS "cumpi: ${name} headers found in ${CUMPI_${upper}_INCLUDE_DIR}")
+  elseif(option_value STREQUAL "ON")
+    message(FATAL_ERROR "CUMPI_WITH_${upper}=ON but ${header} was not found")
+  else()
+    set(CUMPI_HAVE_${upper} OFF PARENT_SCOPE)
+    message(STATUS "cumpi: ${name} not found; building without it")
+  endif()
+endfunction()
+
+cumpi_detect_optional(ucx ucp/api/ucp.h)
+cumpi_detect_optional(nccl nccl.h)
+
+if(CUMPI_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

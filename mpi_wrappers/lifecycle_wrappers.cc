@@ -1,0 +1,40 @@
+// MPI_Init, MPI_Init_thread, MPI_Finalize, and what applications ask cumpi.
+#include "cumpi/cumpi.h"
+#include "mpi_wrappers/intercept.h"
+#include "runtime/real_mpi.h"
+#include "runtime/runtime.h"
+
+namespace cumpi::wrappers {
+
+// The real init first, then cumpi's.
+int intercept_Init(int* argc, char*** argv) {
+  const int rc = real_mpi().Init(argc, argv);
+  if (rc == MPI_SUCCESS) {
+    runtime::start();
+  }
+  return rc;
+}
+
+int intercept_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = real_mpi().Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) {
+    runtime::start();
+  }
+  return rc;
+}
+
+// cumpi's teardown first (drain, statistics, pools), then the real finalize.
+int intercept_Finalize() {
+  runtime::stop();
+  return real_mpi().Finalize();
+}
+
+}  // namespace cumpi::wrappers
+
+extern "C" {
+
+int MPIX_Query_cuda_support(void) { return 1; }
+
+const char* cumpi_version(void) { return CUMPI_VERSION_STRING; }
+
+}  // extern "C"

@@ -1,0 +1,33 @@
+// Where a buffer lives. Host buffers must cost almost nothing: the region
+// check answers for heap, stack and static buffers without the driver; the
+// driver is asked only for other addresses, and only once it is loaded.
+#pragma once
+
+#include <cstdint>
+
+#include "memory/backend.h"
+#include "memory/host_regions.h"
+
+namespace cumpi::memory {
+
+// At MPI_Init.
+void start_classifier();
+// At MPI_Finalize, after the staging pool was cleared.
+void stop_backend();
+const char* backend_name();
+
+PointerInfo query_backend(const void* pointer);
+
+// Full answer, with the owning allocation for device memory.
+inline PointerInfo classify(const void* pointer) {
+  // NULL, MPI_BOTTOM and MPI_IN_PLACE live in the first page.
+  if (reinterpret_cast<std::uintptr_t>(pointer) < 4096 || in_host_region(pointer)) {
+    return PointerInfo{};
+  }
+  return query_backend(pointer);
+}
+
+// True when `pointer` is device memory that MPI cannot touch.
+inline bool on_device(const void* pointer) { return classify(pointer).kind == MemoryKind::device; }
+
+}  // namespace cumpi::memory

@@ -1,0 +1,205 @@
+// The host emulation backend (DESIGN §6), compiled only into the test library
+// libcumpi_emu.so. Device memory is a memfd mapped twice: a PROT_NONE view
+// whose address is the "device pointer" (the CPU faults on it, as on a real
+// device pointer, so a device buffer leaking to MPI crashes the test) and a
+// read-write view the backend copies through.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+
+#include "cumpi/emulation.h"
+#include "memory/backend.h"
+
+namespace cumpi::memory {
+
+namespace {
+
+struct EmulatedAllocation {
+  std::uintptr_t device_view = 0;
+  char* backing = nullptr;
+  std::size_t mapped_bytes = 0;
+  std::size_t requested_bytes = 0;
+  int fd = -1;
+  unsigned long long buffer_id = 0;
+};
+
+std::size_t round_to_pages(std::size_t bytes) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return bytes == 0 ? page : (bytes + page - 1) / page * page;
+}
+
+// Stands for the CUcontext of all emulated allocations.
+char g_emulated_context;
+
+class EmulationBackend final : public Backend {
+ public:
+  const char* name() const override { return "emulation"; }
+
+  bool device_memory_possible() override { return any_allocation_.load(std::memory_order_acquire); }
+
+  PointerInfo query(const void* pointer) override {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const EmulatedAllocation* found = find(pointer);
+    PointerInfo info;
+    if (found != nullptr) {
+      info.kind = MemoryKind::device;
+      info.context = &g_emulated_context;
+      info.buffer_id = found->buffer_id;
+      info.base = found->device_view;
+      info.size = found->requested_bytes;
+      info.device = 0;
+    }
+    return info;
+  }
+
+  Status copy_to_host(void* host, const void* device, std::size_t bytes, const PointerInfo&) override {
+    return copy_through_backing(host, device, bytes, "cuMemcpyDtoHAsync");
+  }
+
+  Status copy_to_device(void* device, const void* host, std::size_t bytes, const PointerInfo&) override {
+    return copy_through_backing(device, host, bytes, "cuMemcpyHtoDAsync");
+  }
+
+  Status pin(void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
+  void unpin(void*) override {}
+  void shutdown() override {}
+
+  void* allocate(std::size_t bytes) {
+    const std::size_t mapped = round_to_pages(bytes);
+    const int fd = memfd_create("cumpi-emulated-device", MFD_CLOEXEC);
+    if (fd < 0) {
+      return nullptr;
+    }
+    if (ftruncate(fd, static_cast<off_t>(mapped)) != 0) {
+      close(fd);
+      return nullptr;
+    }
+    void* device_view = mmap(nullptr, mapped, PROT_NONE, MAP_SHARED, fd, 0);
+    void* backing = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (device_view == MAP_FAILED || backing == MAP_FAILED) {
+      if (device_view != MAP_FAILED) munmap(device_view, mapped);
+      if (backing != MAP_FAILED) munmap(backing, mapped);
+      close(fd);
+      return nullptr;
+    }
+    EmulatedAllocation allocation;
+    allocation.device_view = reinterpret_cast<std::uintptr_t>(device_view);
+    allocation.backing = static_cast<char*>(backing);
+    allocation.mapped_bytes = mapped;
+    allocation.requested_bytes = bytes;
+    allocation.fd = fd;
+    {
+      std::unique_lock<std::shared_mutex> lock(mutex_);
+      allocation.buffer_id = ++last_buffer_id_;
+      allocations_[allocation.device_view] = allocation;
+    }
+    any_allocation_.store(true, std::memory_order_release);
+    return device_view;
+  }
+
+  int release(void* device) {
+    EmulatedAllocation allocation;
+    {
+      std::unique_lock<std::shared_mutex> lock(mutex_);
+      auto it = allocations_.find(reinterpret_cast<std::uintptr_t>(device));
+      if (it == allocations_.end()) {
+        return -1;
+      }
+      allocation = it->second;
+      allocations_.erase(it);
+    }
+    munmap(reinterpret_cast<void*>(allocation.device_view), allocation.mapped_bytes);
+    munmap(allocation.backing, allocation.mapped_bytes);
+    close(allocation.fd);
+    return 0;
+  }
+
+  // Host address through which `pointer` (device or host) can be accessed
+  // for `bytes`; nullptr when a device range runs past its allocation.
+  char* accessible(const void* pointer, std::size_t bytes) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const EmulatedAllocation* found = find(pointer);
+    if (found == nullptr) {
+      return static_cast<char*>(const_cast<void*>(pointer));
+    }
+    const std::size_t offset = reinterpret_cast<std::uintptr_t>(pointer) - found->device_view;
+    if (offset + bytes > found->requested_bytes) {
+      return nullptr;
+    }
+    return found->backing + offset;
+  }
+
+  void fail_next_copies(int count) { injected_failures_.store(count); }
+
+ private:
+  const EmulatedAllocation* find(const void* pointer) const {
+    const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+    auto it = allocations_.upper_bound(address);
+    if (it == allocations_.begin()) {
+      return nullptr;
+    }
+    --it;
+    const EmulatedAllocation& candidate = it->second;
+    return address < candidate.device_view + candidate.mapped_bytes ? &candidate : nullptr;
+  }
+
+  Status copy_through_backing(void* destination, const void* source, std::size_t bytes, const char* call) {
+    if (bytes == 0) {
+      return Status::ok();
+    }
+    if (injected_failures_.load() > 0 && injected_failures_.fetch_sub(1) > 0) {
+      return Status::error(StatusCode::cuda_error,
+                           std::string(call) + " failed: injected by cumpi_emu_fail_next_copies (emulated)");
+    }
+    char* to = accessible(destination, bytes);
+    const char* from = accessible(source, bytes);
+    if (to == nullptr || from == nullptr) {
+      return Status::error(StatusCode::cuda_error,
+                           std::string(call) + " failed: an illegal memory access was encountered (emulated)");
+    }
+    std::memcpy(to, from, bytes);
+    return Status::ok();
+  }
+
+  std::shared_mutex mutex_;
+  std::map<std::uintptr_t, EmulatedAllocation> allocations_;
+  unsigned long long last_buffer_id_ = 0;
+  std::atomic<bool> any_allocation_{false};
+  std::atomic<int> injected_failures_{0};
+};
+
+EmulationBackend& emulation() {
+  static EmulationBackend* instance = new EmulationBackend();  // lives until process exit
+  return *instance;
+}
+
+}  // namespace
+
+Backend& backend() { return emulation(); }
+
+}  // namespace cumpi::memory
+
+extern "C" {
+
+void* cumpi_emu_malloc(size_t bytes) { return cumpi::memory::emulation().allocate(bytes); }
+
+int cumpi_emu_free(void* device) { return cumpi::memory::emulation().release(device); }
+
+int cumpi_emu_memcpy(void* destination, const void* source, size_t bytes) {
+  char* to = cumpi::memory::emulation().accessible(destination, bytes);
+  const char* from = cumpi::memory::emulation().accessible(source, bytes);
+  if (to == nullptr || from == nullptr) {
+    return -1;
+  }
+  std::memmove(to, from, bytes);
+  return 0;
+}
+
+void cumpi_emu_fail_next_copies(int count) { cumpi::memory::emulation().fail_next_copies(count); }
+
+}  // extern "C"

@@ -1,0 +1,122 @@
+#include "memory/staged_buffer.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <utility>
+
+#include "memory/classifier.h"
+
+namespace cumpi::memory {
+
+namespace {
+
+// A stand-in for the host pointer of an empty staged span: MPI never reads it.
+char g_empty_span;
+
+Status outside_allocation(const void* buffer, ByteSpan span, const PointerInfo& owner) {
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "device buffer %p: the call touches %zu bytes at offset %" PRId64
+                ", outside its allocation of %zu bytes at 0x%" PRIxPTR,
+                buffer, span.bytes, span.offset, owner.size, owner.base);
+  return Status::error(StatusCode::bad_buffer, text);
+}
+
+}  // namespace
+
+StagedBuffer::~StagedBuffer() { release(); }
+
+StagedBuffer::StagedBuffer(StagedBuffer&& other) noexcept { *this = std::move(other); }
+
+StagedBuffer& StagedBuffer::operator=(StagedBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    mpi_pointer_ = std::exchange(other.mpi_pointer_, nullptr);
+    device_begin_ = std::exchange(other.device_begin_, nullptr);
+    span_bytes_ = std::exchange(other.span_bytes_, 0);
+    owner_ = other.owner_;
+    block_ = std::exchange(other.block_, PinnedBlock{});
+  }
+  return *this;
+}
+
+void StagedBuffer::release() {
+  staging_pool().release(std::exchange(block_, PinnedBlock{}));
+  device_begin_ = nullptr;
+}
+
+StagedBuffer StagedBuffer::unchanged(const void* buffer) {
+  StagedBuffer untouched;
+  untouched.mpi_pointer_ = const_cast<void*>(buffer);
+  return untouched;
+}
+
+Status StagedBuffer::for_reading(const void* buffer, ByteSpan span, StagedBuffer* out) {
+  return stage(buffer, span, true, out);
+}
+
+Status StagedBuffer::for_writing(void* buffer, ByteSpan span, bool preserve, StagedBuffer* out) {
+  return stage(buffer, span, preserve, out);
+}
+
+Status StagedBuffer::stage(const void* buffer, ByteSpan span, bool copy_in, StagedBuffer* out) {
+  StagedBuffer staged;
+  staged.mpi_pointer_ = const_cast<void*>(buffer);
+  const PointerInfo owner = classify(buffer);
+  if (owner.kind != MemoryKind::device) {
+    *out = std::move(staged);
+    return Status::ok();
+  }
+  char* device_begin = static_cast<char*>(const_cast<void*>(buffer)) + span.offset;
+  const auto first = reinterpret_cast<std::uintptr_t>(device_begin);
+  if (!span.empty() && (first < owner.base || first + span.bytes > owner.base + owner.size)) {
+    return outside_allocation(buffer, span, owner);
+  }
+  staged.owner_ = owner;
+  staged.device_begin_ = device_begin;
+  staged.span_bytes_ = span.bytes;
+  if (span.empty()) {
+    staged.mpi_pointer_ = &g_empty_span;
+    *out = std::move(staged);
+    return Status::ok();
+  }
+  Status status = staging_pool().acquire(span.bytes, owner, &staged.block_);
+  if (!status.is_ok()) {
+    return status;
+  }
+  // MPI addresses the data from the user's pointer, span.offset before the
+  // span's first byte; the host copy keeps that geometry.
+  staged.mpi_pointer_ = staged.block_.data - span.offset;
+  if (copy_in) {
+    status = backend().copy_to_host(staged.block_.data, device_begin, span.bytes, owner);
+    if (!status.is_ok()) {
+      return status;
+    }
+  }
+  *out = std::move(staged);
+  return Status::ok();
+}
+
+Status StagedBuffer::copy_back(std::size_t bytes) {
+  if (!staged() || block_.data == nullptr) {
+    return Status::ok();
+  }
+  return backend().copy_to_device(device_begin_, block_.data, std::min(bytes, span_bytes_), owner_);
+}
+
+Status StagedBuffer::refresh_from_device() {
+  if (!staged() || block_.data == nullptr) {
+    return Status::ok();
+  }
+  return backend().copy_to_host(block_.data, device_begin_, span_bytes_, owner_);
+}
+
+Status span_of_call(MPI_Datatype type, std::int64_t count, TypeLayout* layout, ByteSpan* span) {
+  Status status = query_layout(type, layout);
+  if (status.is_ok()) {
+    *span = span_of(*layout, count);
+  }
+  return status;
+}
+
+}  // namespace cumpi::memory

@@ -1,0 +1,60 @@
+#include "protocol/operation_table.h"
+
+#include <algorithm>
+
+namespace cumpi::protocol {
+
+void OperationTable::add_pending(std::unique_ptr<PendingOperation> operation) {
+  pending_.push_back(operation.release());
+  pending_count_.store(pending_.size(), std::memory_order_relaxed);
+}
+
+std::unique_ptr<PendingOperation> OperationTable::take_pending(std::size_t index) {
+  std::unique_ptr<PendingOperation> taken(pending_[index]);
+  pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(index));
+  pending_count_.store(pending_.size(), std::memory_order_relaxed);
+  return taken;
+}
+
+void OperationTable::add_persistent(std::unique_ptr<PersistentOperation> operation) {
+  persistent_.push_back(std::move(operation));
+  persistent_count_.store(persistent_.size(), std::memory_order_relaxed);
+}
+
+PersistentOperation* OperationTable::find_persistent(MPI_Request request) {
+  for (const auto& operation : persistent_) {
+    if (operation->request == request && !operation->freed_by_user) {
+      return operation.get();
+    }
+  }
+  return nullptr;
+}
+
+std::unique_ptr<PersistentOperation> OperationTable::take_persistent(MPI_Request request) {
+  auto it = std::find_if(persistent_.begin(), persistent_.end(),
+                         [&](const auto& operation) { return operation->request == request; });
+  if (it == persistent_.end()) {
+    return nullptr;
+  }
+  std::unique_ptr<PersistentOperation> taken = std::move(*it);
+  persistent_.erase(it);
+  persistent_count_.store(persistent_.size(), std::memory_order_relaxed);
+  return taken;
+}
+
+std::vector<PersistentOperation*> OperationTable::orphaned_persistent() {
+  std::vector<PersistentOperation*> orphans;
+  for (const auto& operation : persistent_) {
+    if (operation->freed_by_user) {
+      orphans.push_back(operation.get());
+    }
+  }
+  return orphans;
+}
+
+OperationTable& operations() {
+  static OperationTable* table = new OperationTable();  // lives until process exit
+  return *table;
+}
+
+}  // namespace cumpi::protocol

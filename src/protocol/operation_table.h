@@ -1,0 +1,52 @@
+// Bookkeeping of the engine's outstanding device operations. Wait, test and
+// every intercepted call ask it, through two counters, whether there is
+// anything to do: a branch when there is not.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "protocol/operations.h"
+
+namespace cumpi::protocol {
+
+class OperationTable {
+ public:
+  // Pending operations are owned here until completion, then handed to the
+  // generalized request (whose free function deletes them).
+  void add_pending(std::unique_ptr<PendingOperation> operation);
+  // Detaches a completed operation from the table; the caller owns it.
+  std::unique_ptr<PendingOperation> take_pending(std::size_t index);
+  std::vector<PendingOperation*>& pending() { return pending_; }
+
+  void add_persistent(std::unique_ptr<PersistentOperation> operation);
+  PersistentOperation* find_persistent(MPI_Request request);
+  std::unique_ptr<PersistentOperation> take_persistent(MPI_Request request);
+  std::vector<PersistentOperation*> orphaned_persistent();
+
+  std::size_t pending_count() const { return pending_count_.load(std::memory_order_relaxed); }
+  std::size_t persistent_count() const { return persistent_count_.load(std::memory_order_relaxed); }
+
+  // Guards the table and the operations in it.
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  std::mutex mutex_;
+  std::vector<PendingOperation*> pending_;
+  std::vector<std::unique_ptr<PersistentOperation>> persistent_;
+  std::atomic<std::size_t> pending_count_{0};
+  std::atomic<std::size_t> persistent_count_{0};
+};
+
+OperationTable& operations();
+
+// True while any device request exists: wait and test calls then go through
+// the engine, otherwise straight to MPI.
+inline bool has_device_requests() {
+  return operations().pending_count() != 0 || operations().persistent_count() != 0;
+}
+
+}  // namespace cumpi::protocol

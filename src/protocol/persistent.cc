@@ -1,0 +1,108 @@
+#include "protocol/persistent.h"
+
+#include "runtime/log.h"
+#include "runtime/real_mpi.h"
+
+namespace cumpi::protocol {
+
+namespace {
+
+// Copies back what a completed persistent receive brought in.
+Status copy_back_completed(PersistentOperation& operation, const MPI_Status& status) {
+  operation.active = false;
+  if (!operation.is_receive) {
+    return Status::ok();
+  }
+  const RealMpi& mpi = real_mpi();
+  int cancelled = 0;
+  mpi.Test_cancelled(&status, &cancelled);
+  if (cancelled != 0) {
+    return Status::ok();
+  }
+  if (!operation.dense) {
+    return operation.staged.copy_back_all();
+  }
+  MPI_Count received = 0;
+  if (mpi.Get_elements_x(&status, MPI_BYTE, &received) != MPI_SUCCESS || received == MPI_UNDEFINED) {
+    return operation.staged.copy_back_all();
+  }
+  return operation.staged.copy_back(static_cast<std::size_t>(received));
+}
+
+}  // namespace
+
+void add_persistent(std::unique_ptr<PersistentOperation> operation) {
+  std::lock_guard<std::mutex> lock(operations().mutex());
+  operations().add_persistent(std::move(operation));
+}
+
+Status prepare_start(MPI_Request request) {
+  if (operations().persistent_count() == 0) {
+    return Status::ok();
+  }
+  std::lock_guard<std::mutex> lock(operations().mutex());
+  PersistentOperation* operation = operations().find_persistent(request);
+  if (operation == nullptr || (operation->is_receive && operation->dense)) {
+    return Status::ok();
+  }
+  return operation->staged.refresh_from_device();
+}
+
+void mark_started(MPI_Request request) {
+  if (operations().persistent_count() == 0) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(operations().mutex());
+  if (PersistentOperation* operation = operations().find_persistent(request)) {
+    operation->active = true;
+  }
+}
+
+Status complete_persistent(MPI_Request request, const MPI_Status& status) {
+  if (operations().persistent_count() == 0) {
+    return Status::ok();
+  }
+  std::lock_guard<std::mutex> lock(operations().mutex());
+  PersistentOperation* operation = operations().find_persistent(request);
+  if (operation == nullptr || !operation->active) {
+    return Status::ok();
+  }
+  return copy_back_completed(*operation, status);
+}
+
+bool free_persistent(MPI_Request* request, int* result) {
+  std::lock_guard<std::mutex> lock(operations().mutex());
+  PersistentOperation* operation = operations().find_persistent(*request);
+  if (operation == nullptr) {
+    return false;
+  }
+  if (operation->active) {
+    // Still in flight: the request must stay alive to be tested; the user's
+    // handle is released now, as MPI_Request_free does.
+    operation->freed_by_user = true;
+    *request = MPI_REQUEST_NULL;
+    *result = MPI_SUCCESS;
+    return true;
+  }
+  std::unique_ptr<PersistentOperation> taken = operations().take_persistent(*request);
+  *result = real_mpi().Request_free(request);
+  return true;
+}
+
+void progress_orphaned_persistent(OperationTable& table) {
+  for (PersistentOperation* orphan : table.orphaned_persistent()) {
+    int flag = 0;
+    MPI_Status status{};
+    MPI_Request request = orphan->request;
+    if (real_mpi().Test(&request, &flag, &status) != MPI_SUCCESS || flag != 0) {
+      Status copied = copy_back_completed(*orphan, status);
+      if (!copied.is_ok()) {
+        CUMPI_LOG(error, "%s", copied.message().c_str());
+      }
+      std::unique_ptr<PersistentOperation> taken = table.take_persistent(orphan->request);
+      real_mpi().Request_free(&request);
+    }
+  }
+}
+
+}  // namespace cumpi::protocol

@@ -1,0 +1,29 @@
+// Persistent device requests (MPI_Send_init, MPI_Recv_init, ...).
+#pragma once
+
+#include <memory>
+
+#include "protocol/operation_table.h"
+#include "runtime/status.h"
+
+namespace cumpi::protocol {
+
+void add_persistent(std::unique_ptr<PersistentOperation> operation);
+
+// Before the real MPI_Start/Startall: refreshes the host copy of a send
+// (and of a receive whose span has holes). Nothing for other requests.
+Status prepare_start(MPI_Request request);
+void mark_started(MPI_Request request);
+
+// After a wait or test reported `request` complete with `status`: copies a
+// receive's bytes back to the device. Nothing for other requests.
+Status complete_persistent(MPI_Request request, const MPI_Status& status);
+
+// MPI_Request_free on a persistent device request: frees it now if
+// inactive, else once it completes. False when `request` is not one.
+bool free_persistent(MPI_Request* request, int* result);
+
+// Under the table's lock: completes persistent requests freed while active.
+void progress_orphaned_persistent(OperationTable& table);
+
+}  // namespace cumpi::protocol

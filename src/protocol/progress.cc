@@ -1,0 +1,133 @@
+#include "protocol/progress.h"
+
+#include "protocol/persistent.h"
+#include "runtime/errors.h"
+#include "runtime/log.h"
+#include "runtime/real_mpi.h"
+#include "runtime/stats.h"
+
+namespace cumpi::protocol {
+
+namespace {
+
+// Generalized-request callbacks. MPI calls them from inside PMPI_Wait/Test
+// (query, free) and PMPI_Cancel (cancel), never under the engine's lock.
+int query_operation(void* extra_state, MPI_Status* status) {
+  auto* operation = static_cast<PendingOperation*>(extra_state);
+  const RealMpi& mpi = real_mpi();
+  status->MPI_SOURCE = operation->result.MPI_SOURCE;
+  status->MPI_TAG = operation->result.MPI_TAG;
+  status->MPI_ERROR = operation->error;
+  mpi.Status_set_elements_x(status, MPI_BYTE, operation->received_bytes);
+  mpi.Status_set_cancelled(status, operation->cancelled ? 1 : 0);
+  return operation->error;
+}
+
+int free_operation(void* extra_state) {
+  delete static_cast<PendingOperation*>(extra_state);
+  return MPI_SUCCESS;
+}
+
+int cancel_operation(void* extra_state, int complete) {
+  if (complete != 0) {
+    return MPI_SUCCESS;
+  }
+  auto* operation = static_cast<PendingOperation*>(extra_state);
+  std::lock_guard<std::mutex> lock(operations().mutex());
+  if (operation->inner == MPI_REQUEST_NULL) {
+    return MPI_SUCCESS;
+  }
+  return real_mpi().Cancel(&operation->inner);
+}
+
+// Records the inner request's outcome and copies received bytes back.
+void finish(PendingOperation& operation, int test_result, const MPI_Status& inner_status) {
+  const RealMpi& mpi = real_mpi();
+  operation.result = inner_status;
+  operation.error = test_result == MPI_SUCCESS ? MPI_SUCCESS : test_result;
+  int cancelled = 0;
+  mpi.Test_cancelled(&inner_status, &cancelled);
+  operation.cancelled = cancelled != 0;
+  MPI_Count received = 0;
+  if (mpi.Get_elements_x(&inner_status, MPI_BYTE, &received) != MPI_SUCCESS || received == MPI_UNDEFINED) {
+    received = 0;
+  }
+  operation.received_bytes = received;
+  const bool data_arrived = !operation.cancelled && (test_result == MPI_SUCCESS || test_result == MPI_ERR_TRUNCATE);
+  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
+  for (memory::StagedBuffer& buffer : operation.writes) {
+    if (!data_arrived) {
+      break;
+    }
+    Status copied = operation.copy_back_received_only ? buffer.copy_back(static_cast<std::size_t>(received))
+                                                      : buffer.copy_back_all();
+    if (!copied.is_ok()) {
+      CUMPI_LOG(error, "%s", copied.message().c_str());
+      operation.error = mpi_error_class(copied.code());
+    }
+  }
+  operation.reads.clear();
+  operation.writes.clear();
+}
+
+void progress_pending(OperationTable& table) {
+  const RealMpi& mpi = real_mpi();
+  std::vector<PendingOperation*>& pending = table.pending();
+  for (std::size_t i = 0; i < pending.size();) {
+    PendingOperation& operation = *pending[i];
+    int flag = 0;
+    MPI_Status status{};
+    const int rc = mpi.Test(&operation.inner, &flag, &status);
+    if (rc == MPI_SUCCESS && flag == 0) {
+      ++i;
+      continue;
+    }
+    finish(operation, rc, status);
+    operation.inner = MPI_REQUEST_NULL;
+    // From here the generalized request owns the operation: completing it
+    // may free it at once, if the user already freed the request.
+    PendingOperation* released = table.take_pending(i).release();
+    mpi.Grequest_complete(released->user);
+  }
+}
+
+}  // namespace
+
+void progress() {
+  OperationTable& table = operations();
+  std::unique_lock<std::mutex> lock(table.mutex(), std::try_to_lock);
+  if (!lock.owns_lock()) {
+    return;
+  }
+  progress_pending(table);
+  if (table.persistent_count() != 0) {
+    progress_orphaned_persistent(table);
+  }
+}
+
+Status track(std::unique_ptr<PendingOperation> operation, MPI_Request* user_request) {
+  const int rc = real_mpi().Grequest_start(query_operation, free_operation, cancel_operation, operation.get(),
+                                           &operation->user);
+  if (rc != MPI_SUCCESS) {
+    // The inner request is posted and cannot be taken back: finish it here.
+    MPI_Status ignored;
+    real_mpi().Wait(&operation->inner, &ignored);
+    return Status::mpi(rc);
+  }
+  *user_request = operation->user;
+  std::lock_guard<std::mutex> lock(operations().mutex());
+  operations().add_pending(std::move(operation));
+  return Status::ok();
+}
+
+void drain_before_finalize() {
+  if (operations().pending_count() != 0) {
+    CUMPI_LOG(warn, "%zu device operations still pending at MPI_Finalize; completing them",
+              operations().pending_count());
+  }
+  while (operations().pending_count() != 0) {
+    progress();
+  }
+}
+
+}  // namespace cumpi::protocol

@@ -1,0 +1,31 @@
+// The progress engine: advances outstanding device operations. Every
+// intercepted call runs it when there is something outstanding.
+#pragma once
+
+#include <memory>
+
+#include "protocol/operation_table.h"
+#include "runtime/status.h"
+
+namespace cumpi::protocol {
+
+// Tests the inner requests of pending operations, finishes the completed
+// ones (copy-back, generalized request completion) and the orphaned
+// persistent ones. Never blocks; returns at once if another thread is at it.
+void progress();
+
+inline void progress_if_pending() {
+  if (operations().pending_count() != 0) {
+    progress();
+  }
+}
+
+// Takes over `operation`, whose inner request is posted, and gives the user
+// its generalized request.
+Status track(std::unique_ptr<PendingOperation> operation, MPI_Request* user_request);
+
+// At MPI_Finalize: progresses until nothing is pending (a correct program
+// has completed everything; this only finishes copy-backs in flight).
+void drain_before_finalize();
+
+}  // namespace cumpi::protocol

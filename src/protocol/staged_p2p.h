@@ -1,0 +1,31 @@
+// Point-to-point on device buffers through pinned host copies. The message
+// on the wire is exactly what plain MPI sends for the same (count, datatype),
+// so any receiver, host or device, understands it.
+#pragma once
+
+#include "runtime/mpi_api.h"
+#include "runtime/status.h"
+
+namespace cumpi::protocol {
+
+enum class SendMode { standard, synchronous, buffered, ready };
+
+Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+             MPI_Request* request);
+Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                 MPI_Request* request);
+
+Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status);
+Status irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request);
+Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                 MPI_Request* request);
+Status mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
+Status imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request);
+
+Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status);
+Status sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                        MPI_Comm comm, MPI_Status* status);
+
+}  // namespace cumpi::protocol

@@ -1,0 +1,187 @@
+#include "runtime/config.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <sstream>
+
+extern char** environ;
+
+namespace cumpi {
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+template <typename T>
+std::optional<T> parse_value(std::string_view text);
+
+template <>
+std::optional<bool> parse_value<bool>(std::string_view text) {
+  return parse_bool(text);
+}
+template <>
+std::optional<std::size_t> parse_value<std::size_t>(std::string_view text) {
+  return parse_size(text);
+}
+template <>
+std::optional<log::Level> parse_value<log::Level>(std::string_view text) {
+  return parse_log_level(text);
+}
+
+std::string format_value(bool value) { return value ? "1" : "0"; }
+std::string format_value(std::size_t value) { return std::to_string(value); }
+std::string format_value(log::Level value) { return log::level_name(value); }
+
+}  // namespace
+
+std::optional<bool> parse_bool(std::string_view text) {
+  const std::string value = lower(text);
+  if (value == "1" || value == "on" || value == "yes" || value == "true") {
+    return true;
+  }
+  if (value == "0" || value == "off" || value == "no" || value == "false") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> parse_size(std::string_view text) {
+  const std::string value = lower(text);
+  if (value.empty() || !std::isdigit(static_cast<unsigned char>(value[0]))) {
+    return std::nullopt;
+  }
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long number = std::strtoull(value.c_str(), &end, 10);
+  if (errno != 0) {
+    return std::nullopt;
+  }
+  std::string suffix(end);
+  unsigned shift = 0;
+  if (suffix.empty() || suffix == "b") {
+    shift = 0;
+  } else if (suffix == "k" || suffix == "kb" || suffix == "kib") {
+    shift = 10;
+  } else if (suffix == "m" || suffix == "mb" || suffix == "mib") {
+    shift = 20;
+  } else if (suffix == "g" || suffix == "gb" || suffix == "gib") {
+    shift = 30;
+  } else {
+    return std::nullopt;
+  }
+  if (shift != 0 && number > (~0ULL >> shift)) {
+    return std::nullopt;
+  }
+  return static_cast<std::size_t>(number << shift);
+}
+
+std::optional<log::Level> parse_log_level(std::string_view text) {
+  const std::string value = lower(text);
+  for (log::Level level : {log::Level::error, log::Level::warn, log::Level::info, log::Level::debug}) {
+    if (value == log::level_name(level)) {
+      return level;
+    }
+  }
+  return std::nullopt;
+}
+
+ParsedConfig parse_config(const EnvLookup& lookup) {
+  ParsedConfig parsed;
+#define CUMPI_CONFIG(field, variable, type, default_value, doc)                                      \
+  parsed.config.field = *parse_value<type>(default_value);                                           \
+  if (const char* text = lookup(variable)) {                                                         \
+    parsed.from_env.emplace_back(variable);                                                          \
+    if (auto value = parse_value<type>(text)) {                                                      \
+      parsed.config.field = *value;                                                                  \
+    } else {                                                                                         \
+      parsed.warnings.push_back(std::string("ignoring ") + variable + "=" + text + ": expected " +   \
+                                #type " (see CUMPI_PRINT_CONFIG=1); using " default_value);          \
+    }                                                                                                \
+  }
+#include "runtime/config_table.def"
+#undef CUMPI_CONFIG
+  return parsed;
+}
+
+std::vector<std::string> unknown_cumpi_variables(char* const* environment) {
+  static const char* const known[] = {
+#define CUMPI_CONFIG(field, variable, type, default_value, doc) variable,
+#include "runtime/config_table.def"
+#undef CUMPI_CONFIG
+  };
+  std::vector<std::string> unknown;
+  for (char* const* entry = environment; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string_view assignment(*entry);
+    if (assignment.rfind("CUMPI_", 0) != 0) {
+      continue;
+    }
+    std::string_view name = assignment.substr(0, assignment.find('='));
+    bool is_known = false;
+    for (const char* candidate : known) {
+      is_known = is_known || name == candidate;
+    }
+    if (!is_known) {
+      unknown.emplace_back(name);
+    }
+  }
+  return unknown;
+}
+
+std::string describe_config(const ParsedConfig& parsed) {
+  std::ostringstream out;
+  auto origin = [&](const char* variable) {
+    for (const std::string& set : parsed.from_env) {
+      if (set == variable) {
+        return "environment";
+      }
+    }
+    return "default";
+  };
+#define CUMPI_CONFIG(field, variable, type, default_value, doc)                                  \
+  out << variable << "=" << format_value(parsed.config.field) << " (" << origin(variable) << ")" \
+      << "  " << doc << "\n";
+#include "runtime/config_table.def"
+#undef CUMPI_CONFIG
+  return out.str();
+}
+
+std::string config_table_markdown() {
+  std::ostringstream out;
+  out << "| variable | default | meaning |\n| --- | --- | --- |\n";
+#define CUMPI_CONFIG(field, variable, type, default_value, doc) \
+  out << "| `" << variable << "` | `" << default_value << "` | " << doc << " |\n";
+#include "runtime/config_table.def"
+#undef CUMPI_CONFIG
+  return out.str();
+}
+
+namespace {
+Config g_config = parse_config([](const char*) -> const char* { return nullptr; }).config;
+}  // namespace
+
+const Config& config() { return g_config; }
+
+ParsedConfig load_config() {
+  ParsedConfig parsed = parse_config([](const char* name) { return std::getenv(name); });
+  g_config = parsed.config;
+  log::set_level(g_config.log_level);
+  for (const std::string& warning : parsed.warnings) {
+    CUMPI_LOG(warn, "%s", warning.c_str());
+  }
+  for (const std::string& name : unknown_cumpi_variables(environ)) {
+    CUMPI_LOG(warn, "unknown variable %s is ignored (CUMPI_PRINT_CONFIG=1 lists the known ones)",
+              name.c_str());
+  }
+  return parsed;
+}
+
+}  // namespace cumpi

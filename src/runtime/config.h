@@ -1,0 +1,57 @@
+// cumpi's configuration: one table of CUMPI_* variables (config_table.def),
+// parsed once at MPI_Init.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/log.h"
+
+namespace cumpi {
+
+using Bool = bool;
+using Size = std::size_t;
+using LogLevel = log::Level;
+
+struct Config {
+#define CUMPI_CONFIG(field, variable, type, default_value, doc) type field{};
+#include "runtime/config_table.def"
+#undef CUMPI_CONFIG
+};
+
+std::optional<bool> parse_bool(std::string_view text);
+std::optional<std::size_t> parse_size(std::string_view text);
+std::optional<log::Level> parse_log_level(std::string_view text);
+
+// Looks up one environment variable; returns nullptr when unset.
+using EnvLookup = std::function<const char*(const char*)>;
+
+struct ParsedConfig {
+  Config config;
+  std::vector<std::string> warnings;  // one per value that could not be parsed
+  std::vector<std::string> from_env;  // variables that were set
+};
+
+ParsedConfig parse_config(const EnvLookup& lookup);
+
+// CUMPI_* variables in `environment` (a NULL-terminated array as `environ`)
+// that are not in the table: typos, usually.
+std::vector<std::string> unknown_cumpi_variables(char* const* environment);
+
+// "NAME=value (default|environment)  meaning" lines, for CUMPI_PRINT_CONFIG.
+std::string describe_config(const ParsedConfig& parsed);
+
+// The README's table: | variable | default | meaning |
+std::string config_table_markdown();
+
+// The configuration in force (defaults until load_config() ran).
+const Config& config();
+// Parses the process environment, applies the log level, warns about bad
+// values and unknown variables.
+ParsedConfig load_config();
+
+}  // namespace cumpi

@@ -1,0 +1,33 @@
+#include "runtime/errors.h"
+
+#include "runtime/log.h"
+#include "runtime/real_mpi.h"
+
+namespace cumpi {
+
+int mpi_error_class(StatusCode code) {
+  switch (code) {
+    case StatusCode::ok: return MPI_SUCCESS;
+    case StatusCode::mpi_error: return MPI_ERR_OTHER;
+    case StatusCode::bad_buffer: return MPI_ERR_BUFFER;
+    case StatusCode::cuda_error: return MPI_ERR_OTHER;
+    case StatusCode::out_of_memory: return MPI_ERR_NO_MEM;
+    case StatusCode::internal: return MPI_ERR_INTERN;
+  }
+  return MPI_ERR_INTERN;
+}
+
+int report(const Status& status, MPI_Comm comm) {
+  if (status.is_ok()) {
+    return MPI_SUCCESS;
+  }
+  if (status.code() == StatusCode::mpi_error) {
+    return status.mpi_code();
+  }
+  const int code = mpi_error_class(status.code());
+  CUMPI_LOG(error, "%s", status.message().c_str());
+  real_mpi().Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+  return code;
+}
+
+}  // namespace cumpi

@@ -1,0 +1,92 @@
+#include "runtime/real_mpi.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "runtime/log.h"
+
+namespace cumpi::detail {
+
+std::atomic<bool> g_real_mpi_loaded{false};
+RealMpi g_real_mpi;
+
+namespace {
+
+bool defined_in_libcumpi(void* symbol) {
+  Dl_info found{};
+  Dl_info ours{};
+  return dladdr(symbol, &found) != 0 &&
+         dladdr(reinterpret_cast<void*>(&load_real_mpi), &ours) != 0 &&
+         found.dli_fbase == ours.dli_fbase;
+}
+
+struct MpiLibrarySearch {
+  void* handle = nullptr;
+};
+
+// Fallback when RTLD_NEXT finds nothing (libmpi loaded with RTLD_LOCAL by a
+// program that dlopen()ed it): the first loaded object that defines PMPI_Init
+// and is not libcumpi.
+int find_object_defining_pmpi(dl_phdr_info* info, size_t, void* data) {
+  auto* search = static_cast<MpiLibrarySearch*>(data);
+  if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') {
+    return 0;
+  }
+  void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) {
+    return 0;
+  }
+  void* symbol = dlsym(handle, "PMPI_Init");
+  if (symbol != nullptr && !defined_in_libcumpi(symbol)) {
+    search->handle = handle;
+    return 1;
+  }
+  dlclose(handle);
+  return 0;
+}
+
+void* mpi_library_handle() {
+  if (dlsym(RTLD_NEXT, "PMPI_Init") != nullptr) {
+    return RTLD_NEXT;
+  }
+  MpiLibrarySearch search;
+  dl_iterate_phdr(find_object_defining_pmpi, &search);
+  return search.handle;
+}
+
+template <typename Fn>
+void resolve(void* library, Fn& slot, const char* symbol) {
+  slot = reinterpret_cast<Fn>(dlsym(library, symbol));
+  if (slot == nullptr) {
+    CUMPI_LOG(error, "cannot find %s in the MPI library (%s); is this an MPI program?", symbol,
+              dlerror());
+    std::abort();
+  }
+}
+
+}  // namespace
+
+void load_real_mpi() {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (g_real_mpi_loaded.load(std::memory_order_relaxed)) {
+    return;
+  }
+  void* library = mpi_library_handle();
+  if (library == nullptr) {
+    CUMPI_LOG(error, "no MPI library is loaded in this process; cumpi must sit under an MPI program");
+    std::abort();
+  }
+#define CUMPI_RESOLVE(name) resolve(library, g_real_mpi.name, "PMPI_" #name);
+#define CUMPI_LIFECYCLE(name, params, args) CUMPI_RESOLVE(name)
+#define CUMPI_INTERCEPT(name, params, args) CUMPI_RESOLVE(name)
+#define CUMPI_REAL_ONLY(name) CUMPI_RESOLVE(name)
+#include "runtime/mpi_functions.def"
+#undef CUMPI_RESOLVE
+  g_real_mpi_loaded.store(true, std::memory_order_release);
+}
+
+}  // namespace cumpi::detail

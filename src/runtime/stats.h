@@ -1,0 +1,47 @@
+// Per-route counters (CUMPI_STATS=1): calls, bytes and time, printed per rank
+// at MPI_Finalize. Nothing is counted unless enabled.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+
+namespace cumpi::stats {
+
+enum class Route {
+  intercepted,        // every intercepted call while active, whatever its route
+  staged_p2p,         // device point-to-point through pinned host copies
+  staged_collective,  // device collective: device->host, PMPI collective, host->device
+  count_,
+};
+
+extern std::atomic<bool> g_enabled;
+
+inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
+
+double now_seconds();
+void record(Route route, std::size_t bytes, double seconds);
+void reset();
+std::string format_table(int rank);
+
+// Times a scope and records it on a route, when statistics are enabled.
+class ScopedRecord {
+ public:
+  ScopedRecord(Route route, std::size_t bytes)
+      : route_(route), bytes_(bytes), start_(enabled() ? now_seconds() : 0.0) {}
+  ~ScopedRecord() {
+    if (enabled()) {
+      record(route_, bytes_, now_seconds() - start_);
+    }
+  }
+  ScopedRecord(const ScopedRecord&) = delete;
+  ScopedRecord& operator=(const ScopedRecord&) = delete;
+  void add_bytes(std::size_t bytes) { bytes_ += bytes; }
+
+ private:
+  Route route_;
+  std::size_t bytes_;
+  double start_;
+};
+
+}  // namespace cumpi::stats

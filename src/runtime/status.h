@@ -1,0 +1,43 @@
+// The one status type of cumpi's engine. Errors are converted to MPI error
+// codes only at the wrapper edge (runtime/errors.h); no exception crosses
+// extern "C".
+#pragma once
+
+#include <string>
+#include <utility>
+
+namespace cumpi {
+
+enum class StatusCode {
+  ok,
+  mpi_error,     // an MPI call failed; the MPI library already ran the error handler
+  bad_buffer,    // a buffer argument cannot be used (outside its allocation, ...)
+  cuda_error,    // a CUDA driver call failed
+  out_of_memory, // host or pinned memory could not be had
+  internal,      // a bug in cumpi or an unsupported situation
+};
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  static Status ok() { return Status(); }
+  static Status mpi(int mpi_code) { return Status(StatusCode::mpi_error, mpi_code, {}); }
+  static Status error(StatusCode code, std::string message) {
+    return Status(code, 0, std::move(message));
+  }
+
+  bool is_ok() const { return code_ == StatusCode::ok; }
+  StatusCode code() const { return code_; }
+  int mpi_code() const { return mpi_code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  Status(StatusCode code, int mpi_code, std::string message)
+      : code_(code), mpi_code_(mpi_code), message_(std::move(message)) {}
+
+  StatusCode code_ = StatusCode::ok;
+  int mpi_code_ = 0;
+  std::string message_;
+};
+
+}  // namespace cumpi
