@@ -190,9 +190,10 @@ Status start(MPI_Request* request) {
   if (!prepared.is_ok()) {
     return prepared;
   }
+  const MPI_Request before = *request;
   const int rc = real_mpi().Start(request);
   if (rc == MPI_SUCCESS) {
-    mark_started(*request);
+    mark_started(before, *request);
   }
   return from_mpi(rc);
 }
@@ -204,10 +205,11 @@ Status startall(int count, MPI_Request requests[]) {
       return prepared;
     }
   }
+  const std::vector<MPI_Request> before = copy_handles(count, requests);
   const int rc = real_mpi().Startall(count, requests);
   if (rc == MPI_SUCCESS) {
     for (int i = 0; i < count; ++i) {
-      mark_started(requests[i]);
+      mark_started(before[static_cast<std::size_t>(i)], requests[i]);
     }
   }
   return from_mpi(rc);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/log.h"
+
 namespace cumpi::protocol {
 
 void OperationTable::add_pending(std::unique_ptr<PendingOperation> operation) {
@@ -17,6 +19,7 @@ std::unique_ptr<PendingOperation> OperationTable::take_pending(std::size_t index
 }
 
 void OperationTable::add_persistent(std::unique_ptr<PersistentOperation> operation) {
+  CUMPI_LOG(debug, "persistent device request %p added", static_cast<void*>(operation->request));
   persistent_.push_back(std::move(operation));
   persistent_count_.store(persistent_.size(), std::memory_order_relaxed);
 }
@@ -36,6 +39,7 @@ std::unique_ptr<PersistentOperation> OperationTable::take_persistent(MPI_Request
   if (it == persistent_.end()) {
     return nullptr;
   }
+  CUMPI_LOG(debug, "persistent device request %p removed", static_cast<void*>(request));
   std::unique_ptr<PersistentOperation> taken = std::move(*it);
   persistent_.erase(it);
   persistent_count_.store(persistent_.size(), std::memory_order_relaxed);

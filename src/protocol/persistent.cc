@@ -48,13 +48,14 @@ Status prepare_start(MPI_Request request) {
   return operation->staged.refresh_from_device();
 }
 
-void mark_started(MPI_Request request) {
+void mark_started(MPI_Request before, MPI_Request after) {
   if (operations().persistent_count() == 0) {
     return;
   }
   std::lock_guard<std::mutex> lock(operations().mutex());
-  if (PersistentOperation* operation = operations().find_persistent(request)) {
+  if (PersistentOperation* operation = operations().find_persistent(before)) {
     operation->active = true;
+    operation->request = after;
   }
 }
 

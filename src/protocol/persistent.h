@@ -13,7 +13,9 @@ void add_persistent(std::unique_ptr<PersistentOperation> operation);
 // Before the real MPI_Start/Startall: refreshes the host copy of a send
 // (and of a receive whose span has holes). Nothing for other requests.
 Status prepare_start(MPI_Request request);
-void mark_started(MPI_Request request);
+// MPI_Start may replace the handle (Open MPI does while a previous buffered
+// send is still in the transport): the operation follows it.
+void mark_started(MPI_Request before, MPI_Request after);
 
 // After a wait or test reported `request` complete with `status`: copies a
 // receive's bytes back to the device. Nothing for other requests.

@@ -1,0 +1,146 @@
+#include "common/test_memory.h"
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace cumpi_test {
+
+namespace {
+
+struct Emulation {
+  void* (*malloc_fn)(size_t) = nullptr;
+  int (*free_fn)(void*) = nullptr;
+  int (*memcpy_fn)(void*, const void*, size_t) = nullptr;
+};
+
+const Emulation& emulation() {
+  static Emulation api = [] {
+    Emulation found;
+    found.malloc_fn = reinterpret_cast<void* (*)(size_t)>(dlsym(RTLD_DEFAULT, "cumpi_emu_malloc"));
+    found.free_fn = reinterpret_cast<int (*)(void*)>(dlsym(RTLD_DEFAULT, "cumpi_emu_free"));
+    found.memcpy_fn = reinterpret_cast<int (*)(void*, const void*, size_t)>(dlsym(RTLD_DEFAULT, "cumpi_emu_memcpy"));
+    return found;
+  }();
+  return api;
+}
+
+bool emulated() { return emulation().malloc_fn != nullptr; }
+
+void check_cuda(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) {
+    std::fprintf(stderr, "test: %s failed: %s\n", call, cudaGetErrorString(error));
+    std::abort();
+  }
+}
+
+void copy(void* destination, const void* source, std::size_t bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  if (emulated()) {
+    if (emulation().memcpy_fn(destination, source, bytes) != 0) {
+      std::fprintf(stderr, "test: cumpi_emu_memcpy failed\n");
+      std::abort();
+    }
+    return;
+  }
+  check_cuda(cudaMemcpy(destination, source, bytes, cudaMemcpyDefault), "cudaMemcpy");
+}
+
+int local_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    if (const char* value = std::getenv(name)) {
+      return std::atoi(value);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+const char* memory_name(Memory memory) { return memory == Memory::host ? "host" : "device"; }
+
+const char* device_backend() { return emulated() ? "emulation" : "cuda"; }
+
+void init_device_before_mpi() {
+  if (emulated()) {
+    return;
+  }
+  int devices = 0;
+  check_cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+  check_cuda(cudaSetDevice(local_rank() % devices), "cudaSetDevice");
+  check_cuda(cudaFree(nullptr), "cudaFree(0)");
+}
+
+bool cuda_driver_loaded() {
+  void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (handle != nullptr) {
+    dlclose(handle);
+  }
+  return handle != nullptr;
+}
+
+Buffer::Buffer(Memory memory, std::size_t bytes) : memory_(memory), bytes_(bytes) {
+  if (memory == Memory::host) {
+    data_ = std::malloc(bytes == 0 ? 1 : bytes);
+  } else if (emulated()) {
+    data_ = emulation().malloc_fn(bytes);
+  } else {
+    check_cuda(cudaMalloc(&data_, bytes == 0 ? 1 : bytes), "cudaMalloc");
+  }
+  if (data_ == nullptr) {
+    std::fprintf(stderr, "test: cannot allocate %zu bytes of %s memory\n", bytes, memory_name(memory));
+    std::abort();
+  }
+}
+
+Buffer::~Buffer() {
+  if (memory_ == Memory::host) {
+    std::free(data_);
+  } else if (emulated()) {
+    emulation().free_fn(data_);
+  } else {
+    cudaFree(data_);
+  }
+}
+
+void Buffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
+  if (memory_ == Memory::host) {
+    std::memcpy(static_cast<char*>(data_) + offset, host, bytes);
+  } else {
+    copy(static_cast<char*>(data_) + offset, host, bytes);
+  }
+}
+
+void Buffer::download(void* host, std::size_t bytes, std::size_t offset) const {
+  if (memory_ == Memory::host) {
+    std::memcpy(host, static_cast<const char*>(data_) + offset, bytes);
+  } else {
+    copy(host, static_cast<const char*>(data_) + offset, bytes);
+  }
+}
+
+std::vector<unsigned char> Buffer::contents() const {
+  std::vector<unsigned char> bytes(bytes_);
+  download(bytes.data(), bytes_);
+  return bytes;
+}
+
+unsigned char pattern_byte(unsigned seed, std::size_t index) {
+  const std::size_t mixed = (index * 2654435761u) ^ (seed * 40503u) ^ (index >> 11);
+  return static_cast<unsigned char>(mixed ^ (mixed >> 8));
+}
+
+std::vector<unsigned char> pattern(unsigned seed, std::size_t bytes) {
+  std::vector<unsigned char> out(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    out[i] = pattern_byte(seed, i);
+  }
+  return out;
+}
+
+}  // namespace cumpi_test
