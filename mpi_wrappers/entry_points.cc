@@ -10,6 +10,7 @@
 #include "mpi_wrappers/intercept.h"
 #include "mpi_wrappers/reentry_guard.h"
 #include "protocol/progress.h"
+#include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 #include "runtime/runtime.h"
 #include "runtime/stats.h"
@@ -61,6 +62,7 @@ class CallRecord {
       return cumpi::real_mpi().name args;                           \
     }                                                               \
     cumpi::wrappers::CallRecord record;                             \
+    cumpi::t_current_mpi_call = "MPI_" #name;                       \
     cumpi::protocol::progress_if_pending();                         \
     return cumpi::wrappers::intercept_##name args;                  \
   }                                                                 \

@@ -5,6 +5,8 @@
 
 namespace cumpi {
 
+thread_local const char* t_current_mpi_call __attribute__((tls_model("initial-exec"))) = "MPI";
+
 int mpi_error_class(StatusCode code) {
   switch (code) {
     case StatusCode::ok: return MPI_SUCCESS;
@@ -25,7 +27,7 @@ int report(const Status& status, MPI_Comm comm) {
     return status.mpi_code();
   }
   const int code = mpi_error_class(status.code());
-  CUMPI_LOG(error, "%s", status.message().c_str());
+  CUMPI_LOG(error, "%s: %s", t_current_mpi_call, status.message().c_str());
   real_mpi().Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
   return code;
 }

@@ -7,6 +7,9 @@
 
 namespace cumpi {
 
+// The MPI function being intercepted on this thread, for error messages.
+extern thread_local const char* t_current_mpi_call __attribute__((tls_model("initial-exec")));
+
 // The MPI error class that stands for a cumpi status code.
 int mpi_error_class(StatusCode code);
 
