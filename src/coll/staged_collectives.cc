@@ -112,6 +112,7 @@ Status run(const void* sendbuf, void* recvbuf, const Geometry& geometry, MPI_Com
   }
   auto operation = std::make_unique<protocol::PendingOperation>();
   operation->comm = comm;
+  operation->route = stats::Route::staged_collective;
   const int rc = call(staged.send.mpi_pointer(), staged.receive.mpi_pointer(), &operation->inner);
   if (rc != MPI_SUCCESS) {
     return Status::mpi(rc);

@@ -5,6 +5,7 @@
 
 #include "memory/staged_buffer.h"
 #include "runtime/mpi_api.h"
+#include "runtime/stats.h"
 #include "runtime/status.h"
 
 namespace cumpi::protocol {
@@ -22,6 +23,7 @@ struct PendingOperation {
   // Point-to-point receives copy back only the bytes that arrived (the rest
   // of the device buffer stays as it was); collectives fill whole spans.
   bool copy_back_received_only = false;
+  stats::Route route = stats::Route::staged_p2p;  // where the copy-back time is counted
 
   // What the generalized request reports.
   MPI_Status result{};

@@ -54,7 +54,7 @@ void finish(PendingOperation& operation, int test_result, const MPI_Status& inne
   }
   operation.received_bytes = received;
   const bool data_arrived = !operation.cancelled && (test_result == MPI_SUCCESS || test_result == MPI_ERR_TRUNCATE);
-  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
+  stats::ScopedRecord record(operation.route, 0);
   for (memory::StagedBuffer& buffer : operation.writes) {
     if (!data_arrived) {
       break;
