@@ -71,6 +71,9 @@ class CudaBackend final : public Backend {
   }
 
   PointerInfo query(const void* pointer) override {
+    if (!driver_ready_.load(std::memory_order_acquire)) {
+      return PointerInfo{};
+    }
     CUpointer_attribute attributes[] = {
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_CONTEXT,
         CU_POINTER_ATTRIBUTE_IS_MANAGED,       CU_POINTER_ATTRIBUTE_BUFFER_ID,

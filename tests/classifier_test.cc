@@ -1,0 +1,98 @@
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "cumpi/emulation.h"
+#include "memory/classifier.h"
+
+namespace cumpi::memory {
+namespace {
+
+int g_static_buffer[64];
+
+bool driver_loaded() {
+  void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (handle != nullptr) dlclose(handle);
+  return handle != nullptr;
+}
+
+class Classifier : public ::testing::Test {
+ protected:
+  void SetUp() override { start_classifier(); }
+};
+
+TEST_F(Classifier, NullAndSentinelsAreHost) {
+  EXPECT_FALSE(on_device(nullptr));
+  EXPECT_FALSE(on_device(reinterpret_cast<void*>(1)));  // MPI_IN_PLACE in Open MPI
+}
+
+TEST_F(Classifier, HeapStackAndStaticBuffersAreKnownHostWithoutAQuery) {
+  std::unique_ptr<char[]> small(new char[64]);
+  char on_stack[32];
+  EXPECT_TRUE(in_host_region(small.get()));
+  EXPECT_TRUE(in_host_region(on_stack));
+  EXPECT_TRUE(in_host_region(g_static_buffer));
+  EXPECT_FALSE(on_device(small.get()));
+  EXPECT_FALSE(on_device(on_stack));
+  EXPECT_FALSE(on_device(g_static_buffer));
+}
+
+TEST_F(Classifier, MappedHostMemoryIsHost) {
+  void* mapped = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  EXPECT_FALSE(in_host_region(mapped));  // outside the regions: the backend answers
+  EXPECT_FALSE(on_device(mapped));
+  munmap(mapped, 1 << 20);
+}
+
+// A process that never loaded the CUDA driver: the CUDA backend says no
+// device memory can exist, answers host for everything, and loads nothing.
+TEST_F(Classifier, CudaBackendWithoutADriverAnswersHostAndLoadsNothing) {
+  ASSERT_FALSE(driver_loaded()) << "this test needs a process without libcuda";
+  std::unique_ptr<Backend> cuda = make_cuda_backend();
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(cuda->device_memory_possible());
+  std::vector<char> buffer(1 << 20);
+  EXPECT_EQ(cuda->query(buffer.data()).kind, MemoryKind::host);
+  EXPECT_FALSE(driver_loaded());
+}
+
+TEST_F(Classifier, EmulatedDeviceMemoryIsDeviceWithItsAllocation) {
+  char* device = static_cast<char*>(cumpi_emu_malloc(10000));
+  ASSERT_NE(device, nullptr);
+  const PointerInfo info = classify(device + 100);
+  EXPECT_EQ(info.kind, MemoryKind::device);
+  EXPECT_EQ(info.base, reinterpret_cast<std::uintptr_t>(device));
+  EXPECT_EQ(info.size, 10000u);
+  char* other = static_cast<char*>(cumpi_emu_malloc(10));
+  EXPECT_NE(classify(other).buffer_id, info.buffer_id);
+  ASSERT_EQ(cumpi_emu_free(device), 0);
+  EXPECT_EQ(classify(device + 100).kind, MemoryKind::host);  // freed: no longer device
+  ASSERT_EQ(cumpi_emu_free(other), 0);
+  EXPECT_NE(cumpi_emu_free(other), 0);  // double free is refused
+}
+
+TEST_F(Classifier, EmulatedCopiesRoundTripAndStopAtTheAllocationEnd) {
+  char* device = static_cast<char*>(cumpi_emu_malloc(256));
+  std::vector<char> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = static_cast<char>(i);
+  std::vector<char> out(256, 0);
+  const PointerInfo owner = classify(device);
+  ASSERT_TRUE(backend().copy_to_device(device, in.data(), 256, owner).is_ok());
+  ASSERT_TRUE(backend().copy_to_host(out.data(), device, 256, owner).is_ok());
+  EXPECT_EQ(in, out);
+  EXPECT_FALSE(backend().copy_to_host(out.data(), device + 1, 256, owner).is_ok());
+  cumpi_emu_fail_next_copies(1);
+  const Status failed = backend().copy_to_host(out.data(), device, 16, owner);
+  EXPECT_EQ(failed.code(), StatusCode::cuda_error);
+  EXPECT_NE(failed.message().find("cuMemcpyDtoHAsync"), std::string::npos);
+  EXPECT_TRUE(backend().copy_to_host(out.data(), device, 16, owner).is_ok());
+  cumpi_emu_free(device);
+}
+
+}  // namespace
+}  // namespace cumpi::memory
