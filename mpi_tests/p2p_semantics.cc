@@ -306,6 +306,10 @@ int main(int argc, char** argv) {
       CHECK_TRUE(!cuda_driver_loaded(), "cumpi loaded the CUDA driver into a process that never used CUDA");
     }
   }
+  if (!options.uses_device()) {
+    Checks::instance().set_context("host-only process");
+    CHECK_TRUE(!cuda_driver_loaded(), "cumpi loaded the CUDA driver into a process that never used CUDA");
+  }
   MPI_Comm_free(&returning);
   Checks::instance().set_context("end");
   const int result = Checks::instance().finish();

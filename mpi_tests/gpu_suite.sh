@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# gpu_suite.sh BUILD_DIR OUT_DIR: on a GPU machine, the launched tests on real
+# cudaMalloc memory under libcumpi.so with 2 and 4 ranks (ranks share the GPUs
+# there are, by local rank), the context life cycles, mpi4py with CuPy, then the
+# benchmark (CSV) and the host-overhead ratio. One line per step on stdout;
+# full logs under OUT_DIR.
+set -uo pipefail
+build=$(cd "$1" && pwd)
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+library=$build/src/libcumpi.so
+mkdir -p "$out"
+failures=0
+
+step() {
+  local name=$1
+  shift
+  if "$@" > "$out/$name.log" 2>&1; then
+    echo "PASS $name: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$name.log" | tail -1)"
+  else
+    failures=$((failures + 1))
+    echo "FAIL $name (exit $?):"
+    tail -n 15 "$out/$name.log"
+  fi
+}
+launch() {  # launch RANKS TIMEOUT PROGRAM ARGS...
+  local ranks=$1 limit=$2
+  shift 2
+  "$here/run_launched.sh" mpirun "$ranks" "$limit" "$library" "$@"
+}
+
+for ranks in 2 4; do
+  step "p2p_matrix_np$ranks" launch "$ranks" 500 "$build/mpi_tests/p2p_matrix"
+  step "semantics_np$ranks" launch "$ranks" 200 "$build/mpi_tests/p2p_semantics"
+  step "collectives_np$ranks" launch "$ranks" 300 "$build/mpi_tests/collectives"
+done
+step host_only_no_driver launch 2 120 "$build/mpi_tests/p2p_semantics" --memory host
+step lifecycle_reset_before_finalize launch 2 60 "$build/mpi_tests/device_lifecycle"
+step lifecycle_late_context launch 2 60 "$build/mpi_tests/device_lifecycle" --late-context
+step demo launch 2 60 "$build/mpi_tests/cumpi_demo"
+step mpi4py_cupy_np2 launch 2 120 python3 "$here/mpi4py_cupy.py"
+step mpi4py_cupy_np4 launch 4 120 python3 "$here/mpi4py_cupy.py"
+step benchmark launch 2 300 "$build/mpi_tests/cumpi_bench" --csv "$out/bench.csv"
+step host_overhead "$here/bench/host_overhead.sh" "$build" 7
+echo "--- benchmark"
+cat "$out/benchmark.log"
+echo "--- host overhead"
+cat "$out/host_overhead.log"
+echo "gpu suite: $failures failing steps"
+exit $((failures > 0))
