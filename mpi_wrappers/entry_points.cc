@@ -10,7 +10,6 @@
 #include "mpi_wrappers/intercept.h"
 #include "mpi_wrappers/reentry_guard.h"
 #include "protocol/progress.h"
-#include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 #include "runtime/runtime.h"
 #include "runtime/stats.h"
@@ -23,21 +22,23 @@ thread_local int t_wrapper_depth __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
-// Counts and times intercepted calls when CUMPI_STATS=1.
-class CallRecord {
- public:
-  CallRecord() : start_(stats::enabled() ? stats::now_seconds() : -1.0) {}
-  ~CallRecord() {
-    if (start_ >= 0) {
-      stats::record(stats::Route::intercepted, 0, stats::now_seconds() - start_);
-    }
+// The entry's extra work, kept out of line so that the common case (none)
+// costs one load and a branch: progress of outstanding device operations,
+// and the statistics of CUMPI_STATS=1.
+template <typename Call>
+__attribute__((noinline)) int with_entry_work(unsigned work, Call call) {
+  if ((work & runtime::kProgressWork) != 0) {
+    ReentryGuard guard;
+    protocol::progress();
   }
-  CallRecord(const CallRecord&) = delete;
-  CallRecord& operator=(const CallRecord&) = delete;
-
- private:
-  double start_;
-};
+  if ((work & runtime::kStatisticsWork) == 0) {
+    return call();
+  }
+  const double start = stats::now_seconds();
+  const int rc = call();
+  stats::record(stats::Route::intercepted, 0, stats::now_seconds() - start);
+  return rc;
+}
 
 }  // namespace
 }  // namespace cumpi::wrappers
@@ -45,25 +46,25 @@ class CallRecord {
 #define CUMPI_ALIAS(name, params) \
   extern "C" CUMPI_ENTRY int PMPI_##name params __attribute__((alias("MPI_" #name)));
 
-#define CUMPI_LIFECYCLE(name, params, args)           \
-  extern "C" CUMPI_ENTRY int MPI_##name params {      \
-    cumpi::wrappers::ReentryGuard guard;              \
-    if (guard.nested()) {                             \
-      return cumpi::real_mpi().name args;             \
-    }                                                 \
-    return cumpi::wrappers::intercept_##name args;    \
-  }                                                   \
+#define CUMPI_LIFECYCLE(name, params, args)            \
+  extern "C" CUMPI_ENTRY int MPI_##name params {       \
+    if (cumpi::wrappers::ReentryGuard::inside()) {     \
+      return cumpi::real_mpi().name args;              \
+    }                                                  \
+    cumpi::wrappers::ReentryGuard guard;               \
+    return cumpi::wrappers::intercept_##name args;     \
+  }                                                    \
   CUMPI_ALIAS(name, params)
 
 #define CUMPI_INTERCEPT(name, params, args)                         \
   extern "C" CUMPI_ENTRY int MPI_##name params {                    \
-    cumpi::wrappers::ReentryGuard guard;                            \
-    if (guard.nested() || !cumpi::runtime::interposing()) {         \
+    if (cumpi::wrappers::ReentryGuard::inside() || !cumpi::runtime::interposing()) { \
       return cumpi::real_mpi().name args;                           \
     }                                                               \
-    cumpi::wrappers::CallRecord record;                             \
-    cumpi::t_current_mpi_call = "MPI_" #name;                       \
-    cumpi::protocol::progress_if_pending();                         \
+    if (const unsigned work = cumpi::runtime::entry_work()) {       \
+      return cumpi::wrappers::with_entry_work(                      \
+          work, [=] { return cumpi::wrappers::intercept_##name args; }); \
+    }                                                               \
     return cumpi::wrappers::intercept_##name args;                  \
   }                                                                 \
   CUMPI_ALIAS(name, params)

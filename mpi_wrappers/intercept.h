@@ -4,9 +4,28 @@
 // function and device buffers to one engine function.
 #pragma once
 
+#include "mpi_wrappers/reentry_guard.h"
+#include "runtime/errors.h"
 #include "runtime/mpi_api.h"
+#include "runtime/real_mpi.h"
 
 namespace cumpi::wrappers {
+
+// The real MPI from inside an intercept_* function: cumpi is active, so the
+// table was loaded at MPI_Init and needs no check.
+inline const RealMpi& real() { return detail::g_real_mpi; }
+
+// Runs one engine function under the reentrancy guard and turns its Status
+// into an MPI error code through comm's error handler. Host-buffer calls never
+// come here: they pass straight through, guard-free, so that the compiler can
+// make them a jump to the real function (hence out of line, and the call
+// captured by value). `caller` is the intercept_* function, whose name
+// becomes the MPI call's in error messages.
+template <typename EngineCall>
+__attribute__((noinline)) int in_engine(MPI_Comm comm, EngineCall call, const char* caller = __builtin_FUNCTION()) {
+  ReentryGuard guard;
+  return report(call(), comm, caller);
+}
 
 #define CUMPI_LIFECYCLE(name, params, args) int intercept_##name params;
 #define CUMPI_INTERCEPT(name, params, args) int intercept_##name params;

@@ -1,6 +1,8 @@
-// A per-thread, scoped reentrancy guard. MPI calls made while a wrapper is
-// already on this thread's stack (an MPI library calling MPI_* internally, a
-// user-defined op calling MPI) go straight to the real function.
+// A per-thread, scoped reentrancy guard, held while cumpi's engine runs. MPI
+// calls made meanwhile on this thread (a user-defined op or a generalized
+// request callback calling MPI, an MPI library calling MPI_* internally) go
+// straight to the real function. Host-buffer calls pass through without it:
+// whatever the MPI library calls back from there is passed through again.
 #pragma once
 
 namespace cumpi::wrappers {
@@ -14,6 +16,7 @@ class ReentryGuard {
   ReentryGuard(const ReentryGuard&) = delete;
   ReentryGuard& operator=(const ReentryGuard&) = delete;
   bool nested() const { return nested_; }
+  static bool inside() { return t_wrapper_depth != 0; }
 
  private:
   bool nested_;

@@ -1,12 +1,22 @@
 #include "memory/classifier.h"
 
+#include "runtime/log.h"
+
 namespace cumpi::memory {
 
-void start_classifier() { read_process_regions(); }
+void start_classifier() {
+  read_process_regions();
+  CUMPI_LOG(debug, "host regions: heap from %#lx (now to %p), image %#lx-%#lx",
+            static_cast<unsigned long>(g_process_regions.heap_begin), sbrk(0),
+            static_cast<unsigned long>(g_process_regions.image_begin),
+            static_cast<unsigned long>(g_process_regions.image_end));
+}
 
 void stop_backend() { backend().shutdown(); }
 
 const char* backend_name() { return backend().name(); }
+
+bool backend_says_device(const void* pointer) { return query_backend(pointer).kind == MemoryKind::device; }
 
 PointerInfo query_backend(const void* pointer) {
   Backend& active = backend();

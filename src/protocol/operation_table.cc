@@ -3,18 +3,21 @@
 #include <algorithm>
 
 #include "runtime/log.h"
+#include "runtime/runtime.h"
 
 namespace cumpi::protocol {
 
 void OperationTable::add_pending(std::unique_ptr<PendingOperation> operation) {
   pending_.push_back(operation.release());
   pending_count_.store(pending_.size(), std::memory_order_relaxed);
+  publish_counts();
 }
 
 std::unique_ptr<PendingOperation> OperationTable::take_pending(std::size_t index) {
   std::unique_ptr<PendingOperation> taken(pending_[index]);
   pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(index));
   pending_count_.store(pending_.size(), std::memory_order_relaxed);
+  publish_counts();
   return taken;
 }
 
@@ -22,6 +25,7 @@ void OperationTable::add_persistent(std::unique_ptr<PersistentOperation> operati
   CUMPI_LOG(debug, "persistent device request %p added", static_cast<void*>(operation->request));
   persistent_.push_back(std::move(operation));
   persistent_count_.store(persistent_.size(), std::memory_order_relaxed);
+  publish_counts();
 }
 
 PersistentOperation* OperationTable::find_persistent(MPI_Request request) {
@@ -43,6 +47,7 @@ std::unique_ptr<PersistentOperation> OperationTable::take_persistent(MPI_Request
   std::unique_ptr<PersistentOperation> taken = std::move(*it);
   persistent_.erase(it);
   persistent_count_.store(persistent_.size(), std::memory_order_relaxed);
+  publish_counts();
   return taken;
 }
 
@@ -56,8 +61,24 @@ std::vector<PersistentOperation*> OperationTable::orphaned_persistent() {
   return orphans;
 }
 
+void OperationTable::publish_counts() {
+  if (!publishes_) {
+    return;
+  }
+  g_device_requests.store(pending_.size() + persistent_.size(), std::memory_order_relaxed);
+  bool orphans = false;
+  for (const auto& operation : persistent_) {
+    orphans = orphans || operation->freed_by_user;
+  }
+  runtime::set_entry_work(runtime::kProgressWork, !pending_.empty() || orphans);
+}
+
 OperationTable& operations() {
-  static OperationTable* table = new OperationTable();  // lives until process exit
+  static OperationTable* table = [] {
+    auto* process_table = new OperationTable();  // lives until process exit
+    process_table->publishes_ = true;
+    return process_table;
+  }();
   return *table;
 }
 

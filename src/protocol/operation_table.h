@@ -26,6 +26,8 @@ class OperationTable {
   PersistentOperation* find_persistent(MPI_Request request);
   std::unique_ptr<PersistentOperation> take_persistent(MPI_Request request);
   std::vector<PersistentOperation*> orphaned_persistent();
+  // After marking a persistent operation freed_by_user.
+  void publish_orphans() { publish_counts(); }
 
   std::size_t pending_count() const { return pending_count_.load(std::memory_order_relaxed); }
   std::size_t persistent_count() const { return persistent_count_.load(std::memory_order_relaxed); }
@@ -39,14 +41,20 @@ class OperationTable {
   std::vector<std::unique_ptr<PersistentOperation>> persistent_;
   std::atomic<std::size_t> pending_count_{0};
   std::atomic<std::size_t> persistent_count_{0};
+
+  // Keeps the process-wide counters in step (the process's table only).
+  void publish_counts();
+  bool publishes_ = false;
+  friend OperationTable& operations();
 };
 
 OperationTable& operations();
 
+// Pending plus persistent device requests of the process's table.
+inline std::atomic<std::size_t> g_device_requests{0};
+
 // True while any device request exists: wait and test calls then go through
 // the engine, otherwise straight to MPI.
-inline bool has_device_requests() {
-  return operations().pending_count() != 0 || operations().persistent_count() != 0;
-}
+inline bool has_device_requests() { return g_device_requests.load(std::memory_order_relaxed) != 0; }
 
 }  // namespace cumpi::protocol

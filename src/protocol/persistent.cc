@@ -81,6 +81,7 @@ bool free_persistent(MPI_Request* request, int* result) {
     // Still in flight: the request must stay alive to be tested; the user's
     // handle is released now, as MPI_Request_free does.
     operation->freed_by_user = true;
+    operations().publish_orphans();
     *request = MPI_REQUEST_NULL;
     *result = MPI_SUCCESS;
     return true;

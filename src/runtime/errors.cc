@@ -1,11 +1,11 @@
 #include "runtime/errors.h"
 
+#include <string>
+
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 
 namespace cumpi {
-
-thread_local const char* t_current_mpi_call __attribute__((tls_model("initial-exec"))) = "MPI";
 
 int mpi_error_class(StatusCode code) {
   switch (code) {
@@ -19,7 +19,7 @@ int mpi_error_class(StatusCode code) {
   return MPI_ERR_INTERN;
 }
 
-int report(const Status& status, MPI_Comm comm) {
+int report(const Status& status, MPI_Comm comm, const char* mpi_call) {
   if (status.is_ok()) {
     return MPI_SUCCESS;
   }
@@ -27,7 +27,10 @@ int report(const Status& status, MPI_Comm comm) {
     return status.mpi_code();
   }
   const int code = mpi_error_class(status.code());
-  CUMPI_LOG(error, "%s: %s", t_current_mpi_call, status.message().c_str());
+  const std::string name(mpi_call);
+  const std::string prefix = "intercept_";
+  const std::string call = name.rfind(prefix, 0) == 0 ? "MPI_" + name.substr(prefix.size()) : name;
+  CUMPI_LOG(error, "%s: %s", call.c_str(), status.message().c_str());
   real_mpi().Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
   return code;
 }

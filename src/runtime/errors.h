@@ -7,15 +7,13 @@
 
 namespace cumpi {
 
-// The MPI function being intercepted on this thread, for error messages.
-extern thread_local const char* t_current_mpi_call __attribute__((tls_model("initial-exec")));
-
 // The MPI error class that stands for a cumpi status code.
 int mpi_error_class(StatusCode code);
 
 // MPI_SUCCESS for ok; the MPI library's code for mpi_error (its handler has
-// already run); otherwise logs the message, invokes comm's error handler and
-// returns the class.
-int report(const Status& status, MPI_Comm comm);
+// already run); otherwise logs the message, prefixed with the MPI call
+// (`intercept_Send` or `MPI_Send` both give "MPI_Send"), invokes comm's
+// error handler and returns the class.
+int report(const Status& status, MPI_Comm comm, const char* mpi_call);
 
 }  // namespace cumpi

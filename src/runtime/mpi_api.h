@@ -1,11 +1,11 @@
 // Include this instead of <mpi.h> everywhere in libcumpi.
 //
 // Open MPI's predefined handles (MPI_COMM_WORLD, MPI_BYTE, ...) are addresses
-// of data symbols in libmpi. libcumpi does not link libmpi: it is preloaded
-// into mpirun and into shells too, where a strong reference to such a symbol
-// would make the dynamic loader refuse the library. Declaring the handles we
-// use weak lets the library load anywhere; in an MPI program they resolve to
-// libmpi's as usual. A test preloads libcumpi into /bin/true to keep this true.
+// of data symbols in libmpi. libcumpi links no MPI library: it is preloaded
+// into mpirun and shells too, and into Python before mpi4py dlopen()s libmpi.
+// So the handles cumpi uses are looked up in the MPI library at run time; a
+// use of any other handle leaves an undefined symbol, which the link
+// (-Wl,--no-undefined) refuses.
 #pragma once
 
 #define OMPI_SKIP_MPICXX 1
@@ -13,13 +13,23 @@
 #include <mpi.h>
 
 #ifdef OPEN_MPI
-#pragma weak ompi_mpi_comm_world
-#pragma weak ompi_mpi_comm_null
-#pragma weak ompi_mpi_byte
-#pragma weak ompi_mpi_datatype_null
-#pragma weak ompi_request_null
-#pragma weak ompi_message_null
-#pragma weak ompi_message_no_proc
-#pragma weak ompi_mpi_errors_return
-#pragma weak ompi_mpi_errors_are_fatal
+namespace cumpi::detail {
+struct OpenMpiHandles {
+  MPI_Comm comm_world = nullptr;
+  MPI_Comm comm_null = nullptr;
+  MPI_Datatype byte = nullptr;
+  MPI_Request request_null = nullptr;
+};
+// Resolved from the MPI library once it is loaded; null members before.
+const OpenMpiHandles& open_mpi_handles();
+}  // namespace cumpi::detail
+
+#undef MPI_COMM_WORLD
+#undef MPI_COMM_NULL
+#undef MPI_BYTE
+#undef MPI_REQUEST_NULL
+#define MPI_COMM_WORLD (::cumpi::detail::open_mpi_handles().comm_world)
+#define MPI_COMM_NULL (::cumpi::detail::open_mpi_handles().comm_null)
+#define MPI_BYTE (::cumpi::detail::open_mpi_handles().byte)
+#define MPI_REQUEST_NULL (::cumpi::detail::open_mpi_handles().request_null)
 #endif

@@ -69,6 +69,34 @@ void resolve(void* library, Fn& slot, const char* symbol) {
 
 }  // namespace
 
+#ifdef OPEN_MPI
+const OpenMpiHandles& open_mpi_handles() {
+  static OpenMpiHandles handles;
+  static std::atomic<bool> resolved{false};
+  if (resolved.load(std::memory_order_acquire)) {
+    return handles;
+  }
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  void* library = mpi_library_handle();
+  if (library == nullptr || resolved.load(std::memory_order_relaxed)) {
+    return handles;
+  }
+  // The handle is the address of the library's object of that name.
+  handles.comm_world = static_cast<MPI_Comm>(dlsym(library, "ompi_mpi_comm_world"));
+  handles.comm_null = static_cast<MPI_Comm>(dlsym(library, "ompi_mpi_comm_null"));
+  handles.byte = static_cast<MPI_Datatype>(dlsym(library, "ompi_mpi_byte"));
+  handles.request_null = static_cast<MPI_Request>(dlsym(library, "ompi_request_null"));
+  if (handles.comm_world == nullptr || handles.comm_null == nullptr || handles.byte == nullptr ||
+      handles.request_null == nullptr) {
+    CUMPI_LOG(error, "the MPI library lacks Open MPI's predefined handles");
+    std::abort();
+  }
+  resolved.store(true, std::memory_order_release);
+  return handles;
+}
+#endif
+
 void load_real_mpi() {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);

@@ -14,8 +14,6 @@
 
 namespace cumpi::runtime {
 
-std::atomic<bool> g_interposing{false};
-
 namespace {
 
 int g_world_rank = -1;
@@ -54,6 +52,7 @@ void start() {
     std::fprintf(stderr, "cumpi configuration:\n%s", describe_config(parsed).c_str());
   }
   stats::g_enabled.store(config().stats, std::memory_order_relaxed);
+  set_entry_work(kStatisticsWork, config().stats);
   memory::start_classifier();
   g_interposing.store(!config().disable, std::memory_order_release);
   CUMPI_LOG(info, "cumpi started (%s backend)%s", memory::backend_name(),
