@@ -58,6 +58,14 @@ Settings parse(int argc, char** argv) {
   return settings;
 }
 
+// min, min * factor, ... and max itself, so that the largest size asked for is measured.
+std::vector<std::size_t> sweep(std::size_t min, std::size_t max, std::size_t factor) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t bytes = min; bytes <= max; bytes *= factor) sizes.push_back(bytes);
+  if (sizes.empty() || sizes.back() != max) sizes.push_back(max);
+  return sizes;
+}
+
 Memory memory_of(char letter) { return letter == 'd' ? Memory::device : Memory::host; }
 
 long iterations_for(const Settings& settings, std::size_t bytes) {
@@ -186,7 +194,7 @@ int main(int argc, char** argv) {
   for (const std::string& pair : settings.pairs) {
     if (rank > 1) break;
     const Memory memory = memory_of(rank == 0 ? pair[0] : pair[1]);
-    for (std::size_t bytes = settings.min_bytes; bytes <= settings.max_bytes; bytes *= 4) {
+    for (std::size_t bytes : sweep(settings.min_bytes, settings.max_bytes, 4)) {
       Buffer buffer(memory, bytes);
       std::vector<unsigned char> fill(bytes, 1);
       buffer.fill(fill);
@@ -198,8 +206,7 @@ int main(int argc, char** argv) {
   }
   if (settings.allreduce) {
     for (const char* pair : {"hh", "dd"}) {
-      for (std::size_t bytes = std::max<std::size_t>(settings.min_bytes, 8); bytes <= settings.max_bytes;
-           bytes *= 16) {
+      for (std::size_t bytes : sweep(std::max<std::size_t>(settings.min_bytes, 8), settings.max_bytes, 16)) {
         const long iterations = iterations_for(settings, bytes);
         const double latency = allreduce_latency(memory_of(pair[0]), bytes, iterations);
         rows.push_back({"allreduce", pair, bytes, iterations, latency * 1e6,

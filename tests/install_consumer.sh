@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# install_consumer.sh BUILD_DIR SOURCE_DIR: installs cumpi into a temporary
+# prefix, checks what was installed and what the library exports, then builds
+# and runs a consumer with find_package(cumpi).
+set -euo pipefail
+build=$1 source=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cmake --install "$build" --prefix "$work/prefix" > /dev/null
+for file in lib/libcumpi.so include/cumpi/cumpi.h include/mpi-ext.h lib/cmake/cumpi/cumpiConfig.cmake; do
+  [ -e "$work/prefix/$file" ] || { echo "not installed: $file"; exit 1; }
+done
+[ ! -e "$work/prefix/lib/libcumpi_emu.so" ] || { echo "the test-only emulation library was installed"; exit 1; }
+exported=$(nm -D --defined-only "$work/prefix/lib/libcumpi.so" | awk '{ print $3 }' | grep -v -E '^(MPI_|PMPI_|MPIX_|cumpi_)' || true)
+[ -z "$exported" ] || { echo "symbols exported beyond MPI_*, PMPI_*, MPIX_*, cumpi_*:"; echo "$exported"; exit 1; }
+nm -D --defined-only "$work/prefix/lib/libcumpi.so" | grep -q ' cumpi_emu_' && { echo "emulation API in the production library"; exit 1; }
+cmake -S "$source/tests/install_consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_C_FLAGS="-I$work/prefix/include" > "$work/configure.log" || { cat "$work/configure.log"; exit 1; }
+cmake --build "$work/consumer" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
+args=(-np 1)
+if [ "$(id -u)" = 0 ]; then args+=(--allow-run-as-root); fi
+timeout 60 mpirun "${args[@]}" "$work/consumer/consumer"
+echo "1 passed, 0 failed"
