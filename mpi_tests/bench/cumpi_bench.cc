@@ -83,30 +83,26 @@ struct Row {
   double bandwidth_gbs;
 };
 
-// Rank 0 sends from `mine`, rank 1 answers from its own buffer.
+// One-way latency: half the round trip of `iterations` ping-pongs, after a
+// tenth as many to warm up (pools, pinning, connections).
 double ping_pong(Buffer& buffer, std::size_t bytes, long iterations, int rank) {
   const int count = static_cast<int>(bytes);
   const int peer = 1 - rank;
-  for (long warm = 0; warm < std::max<long>(2, iterations / 10); ++warm) {
-    if (rank == 0) {
-      MPI_Send(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-      MPI_Recv(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+  auto round_trips = [&](long n) {
+    for (long i = 0; i < n; ++i) {
+      if (rank == 0) {
+        MPI_Send(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+        MPI_Recv(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+      }
     }
-  }
+  };
+  round_trips(std::max<long>(2, iterations / 10));
   MPI_Barrier(MPI_COMM_WORLD);
   const double start = MPI_Wtime();
-  for (long i = 0; i < iterations; ++i) {
-    if (rank == 0) {
-      MPI_Send(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-      MPI_Recv(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(buffer.data(), count, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-    }
-  }
+  round_trips(iterations);
   return (MPI_Wtime() - start) / iterations / 2;
 }
 

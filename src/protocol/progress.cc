@@ -121,12 +121,20 @@ Status track(std::unique_ptr<PendingOperation> operation, MPI_Request* user_requ
 }
 
 void drain_before_finalize() {
-  if (operations().pending_count() != 0) {
-    CUMPI_LOG(warn, "%zu device operations still pending at MPI_Finalize; completing them",
-              operations().pending_count());
+  if (operations().pending_count() == 0) {
+    return;
   }
-  while (operations().pending_count() != 0) {
+  CUMPI_LOG(warn, "%zu device operations still pending at MPI_Finalize; completing them",
+            operations().pending_count());
+  // A correct program has nothing left but copy-backs in flight; one that
+  // left a receive unmatched must not hang here.
+  const double deadline = stats::now_seconds() + 10.0;
+  while (operations().pending_count() != 0 && stats::now_seconds() < deadline) {
     progress();
+  }
+  if (operations().pending_count() != 0) {
+    CUMPI_LOG(warn, "%zu device operations never completed; their buffers are left as they are",
+              operations().pending_count());
   }
 }
 

@@ -21,37 +21,22 @@ Status from_mpi(int rc) { return rc == MPI_SUCCESS ? Status::ok() : Status::mpi(
 using BlockingSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
 using NonblockingSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
 
-BlockingSend blocking_send(SendMode mode) {
-  const RealMpi& mpi = real_mpi();
-  switch (mode) {
-    case SendMode::synchronous: return mpi.Ssend;
-    case SendMode::buffered: return mpi.Bsend;
-    case SendMode::ready: return mpi.Rsend;
-    case SendMode::standard: break;
-  }
-  return mpi.Send;
-}
+// The real functions of one send mode.
+struct SendFunctions {
+  BlockingSend blocking;
+  NonblockingSend nonblocking;
+  NonblockingSend persistent;
+};
 
-NonblockingSend nonblocking_send(SendMode mode) {
+SendFunctions send_functions(SendMode mode) {
   const RealMpi& mpi = real_mpi();
   switch (mode) {
-    case SendMode::synchronous: return mpi.Issend;
-    case SendMode::buffered: return mpi.Ibsend;
-    case SendMode::ready: return mpi.Irsend;
+    case SendMode::synchronous: return {mpi.Ssend, mpi.Issend, mpi.Ssend_init};
+    case SendMode::buffered: return {mpi.Bsend, mpi.Ibsend, mpi.Bsend_init};
+    case SendMode::ready: return {mpi.Rsend, mpi.Irsend, mpi.Rsend_init};
     case SendMode::standard: break;
   }
-  return mpi.Isend;
-}
-
-NonblockingSend persistent_send(SendMode mode) {
-  const RealMpi& mpi = real_mpi();
-  switch (mode) {
-    case SendMode::synchronous: return mpi.Ssend_init;
-    case SendMode::buffered: return mpi.Bsend_init;
-    case SendMode::ready: return mpi.Rsend_init;
-    case SendMode::standard: break;
-  }
-  return mpi.Send_init;
+  return {mpi.Send, mpi.Isend, mpi.Send_init};
 }
 
 // The device bytes of `count` elements, copied to host for MPI to send.
@@ -96,6 +81,47 @@ MPI_Status* status_or_local(MPI_Status* status, MPI_Status* local) {
   return status == MPI_STATUS_IGNORE ? local : status;
 }
 
+// A blocking receive of `count` elements into `buf` through staging:
+// `receive(host_buffer, status)` is the real call.
+template <typename Receive>
+Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* status, Receive receive) {
+  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
+  StagedBuffer staged;
+  bool dense = true;
+  Status staging = stage_receive(buf, count, type, &staged, &dense);
+  if (!staging.is_ok()) {
+    return staging;
+  }
+  record.add_bytes(staged.staged_bytes());
+  MPI_Status local{};
+  MPI_Status* result = status_or_local(status, &local);
+  const int rc = receive(staged.mpi_pointer(), result);
+  return finish_receive(rc, staged, dense, *result);
+}
+
+// The nonblocking form: `post(host_buffer, inner_request)` is the real call.
+template <typename Post>
+Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_Comm comm, MPI_Request* request,
+                                  Post post) {
+  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
+  auto operation = std::make_unique<PendingOperation>();
+  operation->comm = comm;
+  StagedBuffer staged;
+  bool dense = true;
+  Status staging = stage_receive(buf, count, type, &staged, &dense);
+  if (!staging.is_ok()) {
+    return staging;
+  }
+  record.add_bytes(staged.staged_bytes());
+  operation->copy_back_received_only = dense;
+  const int rc = post(staged.mpi_pointer(), &operation->inner);
+  if (rc != MPI_SUCCESS) {
+    return from_mpi(rc);
+  }
+  operation->writes.push_back(std::move(staged));
+  return track(std::move(operation), request);
+}
+
 }  // namespace
 
 Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -106,7 +132,7 @@ Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int de
     return status;
   }
   record.add_bytes(staged.staged_bytes());
-  return from_mpi(blocking_send(mode)(staged.mpi_pointer(), count, type, dest, tag, comm));
+  return from_mpi(send_functions(mode).blocking(staged.mpi_pointer(), count, type, dest, tag, comm));
 }
 
 Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -120,7 +146,8 @@ Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int d
     return status;
   }
   record.add_bytes(staged.staged_bytes());
-  const int rc = nonblocking_send(mode)(staged.mpi_pointer(), count, type, dest, tag, comm, &operation->inner);
+  const int rc =
+      send_functions(mode).nonblocking(staged.mpi_pointer(), count, type, dest, tag, comm, &operation->inner);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }
@@ -136,7 +163,8 @@ Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, i
   if (!status.is_ok()) {
     return status;
   }
-  const int rc = persistent_send(mode)(operation->staged.mpi_pointer(), count, type, dest, tag, comm, request);
+  const int rc =
+      send_functions(mode).persistent(operation->staged.mpi_pointer(), count, type, dest, tag, comm, request);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }
@@ -146,72 +174,27 @@ Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, i
 }
 
 Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
-  StagedBuffer staged;
-  bool dense = true;
-  Status staging = stage_receive(buf, count, type, &staged, &dense);
-  if (!staging.is_ok()) {
-    return staging;
-  }
-  record.add_bytes(staged.staged_bytes());
-  MPI_Status local{};
-  MPI_Status* result = status_or_local(status, &local);
-  const int rc = real_mpi().Recv(staged.mpi_pointer(), count, type, source, tag, comm, result);
-  return finish_receive(rc, staged, dense, *result);
+  return staged_receive(buf, count, type, status, [&](void* host, MPI_Status* result) {
+    return real_mpi().Recv(host, count, type, source, tag, comm, result);
+  });
 }
 
 Status mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
-  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
-  StagedBuffer staged;
-  bool dense = true;
-  Status staging = stage_receive(buf, count, type, &staged, &dense);
-  if (!staging.is_ok()) {
-    return staging;
-  }
-  record.add_bytes(staged.staged_bytes());
-  MPI_Status local{};
-  MPI_Status* result = status_or_local(status, &local);
-  const int rc = real_mpi().Mrecv(staged.mpi_pointer(), count, type, message, result);
-  return finish_receive(rc, staged, dense, *result);
+  return staged_receive(buf, count, type, status, [&](void* host, MPI_Status* result) {
+    return real_mpi().Mrecv(host, count, type, message, result);
+  });
 }
 
 Status irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
-  auto operation = std::make_unique<PendingOperation>();
-  operation->comm = comm;
-  StagedBuffer staged;
-  bool dense = true;
-  Status staging = stage_receive(buf, count, type, &staged, &dense);
-  if (!staging.is_ok()) {
-    return staging;
-  }
-  record.add_bytes(staged.staged_bytes());
-  operation->copy_back_received_only = dense;
-  const int rc = real_mpi().Irecv(staged.mpi_pointer(), count, type, source, tag, comm, &operation->inner);
-  if (rc != MPI_SUCCESS) {
-    return from_mpi(rc);
-  }
-  operation->writes.push_back(std::move(staged));
-  return track(std::move(operation), request);
+  return staged_receive_nonblocking(buf, count, type, comm, request, [&](void* host, MPI_Request* inner) {
+    return real_mpi().Irecv(host, count, type, source, tag, comm, inner);
+  });
 }
 
 Status imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
-  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
-  auto operation = std::make_unique<PendingOperation>();
-  StagedBuffer staged;
-  bool dense = true;
-  Status staging = stage_receive(buf, count, type, &staged, &dense);
-  if (!staging.is_ok()) {
-    return staging;
-  }
-  record.add_bytes(staged.staged_bytes());
-  operation->copy_back_received_only = dense;
-  const int rc = real_mpi().Imrecv(staged.mpi_pointer(), count, type, message, &operation->inner);
-  if (rc != MPI_SUCCESS) {
-    return from_mpi(rc);
-  }
-  operation->writes.push_back(std::move(staged));
-  return track(std::move(operation), request);
+  return staged_receive_nonblocking(buf, count, type, MPI_COMM_NULL, request, [&](void* host, MPI_Request* inner) {
+    return real_mpi().Imrecv(host, count, type, message, inner);
+  });
 }
 
 Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
