@@ -8,6 +8,7 @@
 // These are definitions of the functions mpi.h declares, so a parameter list
 // in the list that differs from the installed mpi.h fails to compile.
 #include "mpi_wrappers/intercept.h"
+#include "mpi_wrappers/pass_through.h"
 #include "mpi_wrappers/reentry_guard.h"
 #include "protocol/progress.h"
 #include "runtime/real_mpi.h"
@@ -22,16 +23,17 @@ thread_local int t_wrapper_depth __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
-// The entry's extra work, kept out of line so that the common case (none)
-// costs one load and a branch: progress of outstanding device operations,
-// and the statistics of CUMPI_STATS=1.
+// The entry's extra work, out of line so that the common case costs one load
+// and a branch: progress of outstanding device operations (not from within
+// the engine itself, whose calls into MPI never re-enter it) and the
+// statistics of CUMPI_STATS=1.
 template <typename Call>
-__attribute__((noinline)) int with_entry_work(unsigned work, Call call) {
-  if ((work & runtime::kProgressWork) != 0) {
+__attribute__((noinline)) int with_entry_work(unsigned state, Call call) {
+  if ((state & runtime::kProgressWork) != 0 && !ReentryGuard::inside()) {
     ReentryGuard guard;
     protocol::progress();
   }
-  if ((work & runtime::kStatisticsWork) == 0) {
+  if ((state & runtime::kStatisticsWork) == 0) {
     return call();
   }
   const double start = stats::now_seconds();
@@ -56,17 +58,33 @@ __attribute__((noinline)) int with_entry_work(unsigned work, Call call) {
   }                                                    \
   CUMPI_ALIAS(name, params)
 
-#define CUMPI_INTERCEPT(name, params, args)                         \
-  extern "C" CUMPI_ENTRY int MPI_##name params {                    \
-    if (cumpi::wrappers::ReentryGuard::inside() || !cumpi::runtime::interposing()) { \
-      return cumpi::real_mpi().name args;                           \
-    }                                                               \
-    if (const unsigned work = cumpi::runtime::entry_work()) {       \
-      return cumpi::wrappers::with_entry_work(                      \
-          work, [=] { return cumpi::wrappers::intercept_##name args; }); \
-    }                                                               \
-    return cumpi::wrappers::intercept_##name args;                  \
-  }                                                                 \
+// The passes_straight tests of the list are written against these names.
+using namespace cumpi::pass_through;  // NOLINT(google-build-using-namespace): this file only
+
+// Active, no extra work and passes_straight: a jump to the real function.
+// Otherwise out of line: inactive (before MPI_Init, after MPI_Finalize,
+// CUMPI_DISABLE=1) goes to the real function, active to intercept_<name>
+// after the entry's extra work.
+#define CUMPI_INTERCEPT(name, params, args, passes_straight)                             \
+  namespace cumpi::wrappers {                                                            \
+  __attribute__((noinline)) static int entry_slow_##name params {                        \
+    const unsigned state = runtime::entry_state();                                       \
+    if ((state & runtime::kActive) == 0) {                                               \
+      return real_mpi().name args;                                                       \
+    }                                                                                    \
+    if (state == runtime::kActive) {                                                     \
+      return intercept_##name args;                                                      \
+    }                                                                                    \
+    return with_entry_work(state, [=] { return intercept_##name args; });                \
+  }                                                                                      \
+  }                                                                                      \
+  extern "C" CUMPI_ENTRY int MPI_##name params {                                         \
+    if (__builtin_expect(cumpi::runtime::entry_state() == cumpi::runtime::kActive, 1) && \
+        (passes_straight)) {                                                             \
+      return cumpi::detail::g_real_mpi.name args;                                        \
+    }                                                                                    \
+    return cumpi::wrappers::entry_slow_##name args;                                      \
+  }                                                                                      \
   CUMPI_ALIAS(name, params)
 
 #include "runtime/mpi_functions.def"

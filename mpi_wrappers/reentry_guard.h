@@ -1,8 +1,9 @@
-// A per-thread, scoped reentrancy guard, held while cumpi's engine runs. MPI
-// calls made meanwhile on this thread (a user-defined op or a generalized
-// request callback calling MPI, an MPI library calling MPI_* internally) go
-// straight to the real function. Host-buffer calls pass through without it:
-// whatever the MPI library calls back from there is passed through again.
+// A per-thread, scoped reentrancy guard, held while cumpi's engine runs.
+// MPI calls made meanwhile on this thread (a user-defined op or a generalized
+// request callback calling MPI) do not re-enter the progress engine. They are
+// still classified: a device buffer handed straight to MPI would crash, and
+// host buffers pass through anyway. MPI_Init and MPI_Finalize called from
+// inside go straight to the real function.
 #pragma once
 
 namespace cumpi::wrappers {

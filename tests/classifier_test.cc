@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "cumpi/emulation.h"
@@ -37,15 +38,32 @@ TEST_F(Classifier, HeapStackAndStaticBuffersAreKnownHostWithoutAQuery) {
   EXPECT_TRUE(in_host_region(small.get()));
   EXPECT_TRUE(in_host_region(on_stack));
   EXPECT_TRUE(in_host_region(g_static_buffer));
+  EXPECT_TRUE(known_host(small.get()));  // the call-free test of the entry points
+  EXPECT_TRUE(known_host(on_stack));
+  EXPECT_TRUE(known_host(g_static_buffer));
   EXPECT_FALSE(on_device(small.get()));
   EXPECT_FALSE(on_device(on_stack));
   EXPECT_FALSE(on_device(g_static_buffer));
+}
+
+TEST_F(Classifier, AThreadsStackIsKnownOnceRead) {
+  bool first = true;
+  bool after = false;
+  std::thread thread([&] {
+    char local[16];
+    first = known_host(local);  // not read yet on this thread: "look closer"
+    after = in_host_region(local) && known_host(local);
+  });
+  thread.join();
+  EXPECT_FALSE(first);
+  EXPECT_TRUE(after);
 }
 
 TEST_F(Classifier, MappedHostMemoryIsHost) {
   void* mapped = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(mapped, MAP_FAILED);
   EXPECT_FALSE(in_host_region(mapped));  // outside the regions: the backend answers
+  EXPECT_FALSE(known_host(mapped));
   EXPECT_FALSE(on_device(mapped));
   munmap(mapped, 1 << 20);
 }

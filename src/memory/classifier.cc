@@ -6,6 +6,7 @@ namespace cumpi::memory {
 
 void start_classifier() {
   read_process_regions();
+  read_thread_stack();
   CUMPI_LOG(debug, "host regions: heap from %#lx (now to %p), image %#lx-%#lx",
             static_cast<unsigned long>(g_process_regions.heap_begin), sbrk(0),
             static_cast<unsigned long>(g_process_regions.image_begin),
@@ -16,7 +17,9 @@ void stop_backend() { backend().shutdown(); }
 
 const char* backend_name() { return backend().name(); }
 
-bool backend_says_device(const void* pointer) { return query_backend(pointer).kind == MemoryKind::device; }
+bool backend_says_device(const void* pointer) {
+  return !in_host_region(pointer) && query_backend(pointer).kind == MemoryKind::device;
+}
 
 PointerInfo query_backend(const void* pointer) {
   Backend& active = backend();

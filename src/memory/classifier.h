@@ -21,15 +21,15 @@ PointerInfo query_backend(const void* pointer);
 // stays a few instructions with no call and no saved registers.
 bool backend_says_device(const void* pointer) __attribute__((noinline));
 
-// Host memory by construction: NULL, MPI_BOTTOM and MPI_IN_PLACE (the first
-// page), heap, stack, image.
+// Host memory by construction, decided without a call: NULL, MPI_BOTTOM and
+// MPI_IN_PLACE (the first page), heap, stack, image. False is "look closer".
 inline bool known_host(const void* pointer) {
-  return reinterpret_cast<std::uintptr_t>(pointer) < 4096 || in_host_region(pointer);
+  return reinterpret_cast<std::uintptr_t>(pointer) < 4096 || in_known_host_region(pointer);
 }
 
 // Full answer, with the owning allocation for device memory.
 inline PointerInfo classify(const void* pointer) {
-  if (known_host(pointer)) {
+  if (known_host(pointer) || in_host_region(pointer)) {
     return PointerInfo{};
   }
   return query_backend(pointer);

@@ -70,6 +70,21 @@ void read_process_regions() {
   g_process_regions = regions;
 }
 
+bool in_host_region(const void* pointer) {
+  if (in_known_host_region(pointer)) {
+    return true;
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  if (address >= g_process_regions.heap_begin && address < reinterpret_cast<std::uintptr_t>(sbrk(0))) {
+    return true;
+  }
+  if (!g_thread_stack.known) {
+    read_thread_stack();
+    return address >= g_thread_stack.low && address < g_thread_stack.high;
+  }
+  return false;
+}
+
 void read_thread_stack() {
   pthread_attr_t attributes;
   ThreadStack stack;

@@ -19,13 +19,10 @@ struct ProcessRegions {
 
 extern ProcessRegions g_process_regions;
 
-// glibc's current program break, which sbrk(0) returns; read directly to
-// save a call per classification. Weak: elsewhere sbrk(0) answers.
+// glibc's current program break, which sbrk(0) returns; read directly, so
+// that the check needs no call. Weak: without glibc, sbrk(0) answers (on the
+// slow path).
 extern "C" void* __curbrk __attribute__((weak));  // NOLINT: glibc's name
-
-inline std::uintptr_t heap_end() {
-  return reinterpret_cast<std::uintptr_t>(&__curbrk != nullptr ? __curbrk : sbrk(0));
-}
 
 struct ThreadStack {
   std::uintptr_t low = 0;
@@ -38,18 +35,23 @@ extern thread_local ThreadStack g_thread_stack __attribute__((tls_model("initial
 void read_process_regions();
 void read_thread_stack();
 
-inline bool in_host_region(const void* pointer) {
+// Call-free, a handful of instructions: true means host memory for certain;
+// false may still be host memory (this thread's stack not read yet, a C
+// library without __curbrk): in_host_region() then knows.
+inline bool in_known_host_region(const void* pointer) {
   const auto address = reinterpret_cast<std::uintptr_t>(pointer);
-  if (address >= g_process_regions.heap_begin && address < heap_end()) {
+  if (address >= g_process_regions.heap_begin && &__curbrk != nullptr &&
+      address < reinterpret_cast<std::uintptr_t>(__curbrk)) {
     return true;
   }
-  if (!g_thread_stack.known) {
-    read_thread_stack();
-  }
-  if (address >= g_thread_stack.low && address < g_thread_stack.high) {
+  const ThreadStack& stack = g_thread_stack;
+  if (address >= stack.low && address < stack.high) {
     return true;
   }
   return address >= g_process_regions.image_begin && address < g_process_regions.image_end;
 }
+
+// The full answer: reads this thread's stack bounds and the break if needed.
+bool in_host_region(const void* pointer);
 
 }  // namespace cumpi::memory

@@ -70,7 +70,7 @@ void OperationTable::publish_counts() {
   for (const auto& operation : persistent_) {
     orphans = orphans || operation->freed_by_user;
   }
-  runtime::set_entry_work(runtime::kProgressWork, !pending_.empty() || orphans);
+  runtime::set_entry_state(runtime::kProgressWork, !pending_.empty() || orphans);
 }
 
 OperationTable& operations() {

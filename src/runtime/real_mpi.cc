@@ -110,7 +110,7 @@ void load_real_mpi() {
   }
 #define CUMPI_RESOLVE(name) resolve(library, g_real_mpi.name, "PMPI_" #name);
 #define CUMPI_LIFECYCLE(name, params, args) CUMPI_RESOLVE(name)
-#define CUMPI_INTERCEPT(name, params, args) CUMPI_RESOLVE(name)
+#define CUMPI_INTERCEPT(name, params, args, passes_straight) CUMPI_RESOLVE(name)
 #define CUMPI_REAL_ONLY(name) CUMPI_RESOLVE(name)
 #include "runtime/mpi_functions.def"
 #undef CUMPI_RESOLVE

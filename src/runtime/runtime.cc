@@ -52,17 +52,18 @@ void start() {
     std::fprintf(stderr, "cumpi configuration:\n%s", describe_config(parsed).c_str());
   }
   stats::g_enabled.store(config().stats, std::memory_order_relaxed);
-  set_entry_work(kStatisticsWork, config().stats);
+  set_entry_state(kStatisticsWork, config().stats);
   memory::start_classifier();
-  g_interposing.store(!config().disable, std::memory_order_release);
+  set_entry_state(kActive, !config().disable);
   CUMPI_LOG(info, "cumpi started (%s backend)%s", memory::backend_name(),
             config().disable ? ", disabled by CUMPI_DISABLE" : "");
 }
 
 void stop() {
-  if (!g_interposing.exchange(false)) {
+  if (!interposing()) {
     return;
   }
+  set_entry_state(kActive, false);
   protocol::drain_before_finalize();
   if (config().stats) {
     std::fprintf(stderr, "%s", stats::format_table(g_world_rank).c_str());

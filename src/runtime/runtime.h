@@ -7,26 +7,22 @@
 
 namespace cumpi::runtime {
 
-inline std::atomic<bool> g_interposing{false};
-
-// True between cumpi's start and stop, unless CUMPI_DISABLE=1.
-inline bool interposing() { return g_interposing.load(std::memory_order_relaxed); }
-
-// Work every intercepted call must do besides its own: one load tells the
-// entry points whether there is any, so host-buffer calls stay a few
-// instructions longer than plain MPI's.
-enum EntryWork : unsigned {
-  kStatisticsWork = 1,  // CUMPI_STATS=1: count and time the call
-  kProgressWork = 2,    // device operations are outstanding: advance them
+// What an intercepted call must do, in one word read once per call: host-
+// buffer calls in the common state (kActive alone) do nothing else.
+enum EntryState : unsigned {
+  kActive = 1,          // between cumpi's start and stop, unless CUMPI_DISABLE=1
+  kStatisticsWork = 2,  // CUMPI_STATS=1: count and time the call
+  kProgressWork = 4,    // device operations are outstanding: advance them
 };
-inline std::atomic<unsigned> g_entry_work{0};
+inline std::atomic<unsigned> g_entry_state{0};
 
-inline unsigned entry_work() { return g_entry_work.load(std::memory_order_relaxed); }
-inline void set_entry_work(EntryWork work, bool on) {
+inline unsigned entry_state() { return g_entry_state.load(std::memory_order_relaxed); }
+inline bool interposing() { return (entry_state() & kActive) != 0; }
+inline void set_entry_state(EntryState bit, bool on) {
   if (on) {
-    g_entry_work.fetch_or(work, std::memory_order_relaxed);
+    g_entry_state.fetch_or(bit, std::memory_order_release);
   } else {
-    g_entry_work.fetch_and(~static_cast<unsigned>(work), std::memory_order_relaxed);
+    g_entry_state.fetch_and(~static_cast<unsigned>(bit), std::memory_order_release);
   }
 }
 
