@@ -36,4 +36,6 @@ cumpi_detect_optional(nccl nccl.h)
 
 if(CUMPI_BUILD_TESTS)
   find_package(GTest REQUIRED)
+  # The launcher of the MPI built against (MPICH: -DCUMPI_MPIEXEC=mpiexec.mpich).
+  find_program(CUMPI_MPIEXEC NAMES mpirun mpiexec REQUIRED)
 endif()

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# install_consumer.sh BUILD_DIR SOURCE_DIR: installs cumpi into a temporary
+# install_consumer.sh BUILD_DIR SOURCE_DIR MPICC MPIEXEC: installs cumpi into a temporary
 # prefix, checks what was installed and what the library exports, then builds
 # and runs a consumer with find_package(cumpi).
 set -euo pipefail
-build=$1 source=$2
+build=$1 source=$2 mpicc=$3 mpiexec=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" > /dev/null
@@ -15,9 +15,8 @@ exported=$(nm -D --defined-only "$work/prefix/lib/libcumpi.so" | awk '{ print $3
 [ -z "$exported" ] || { echo "symbols exported beyond MPI_*, PMPI_*, MPIX_*, cumpi_*:"; echo "$exported"; exit 1; }
 nm -D --defined-only "$work/prefix/lib/libcumpi.so" | grep -q ' cumpi_emu_' && { echo "emulation API in the production library"; exit 1; }
 cmake -S "$source/tests/install_consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DMPI_C_COMPILER="$mpicc" \
   -DCMAKE_C_FLAGS="-I$work/prefix/include" > "$work/configure.log" || { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/consumer" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
-args=(-np 1)
-if [ "$(id -u)" = 0 ]; then args+=(--allow-run-as-root); fi
-timeout 60 mpirun "${args[@]}" "$work/consumer/consumer"
+"$source/mpi_tests/run_launched.sh" "$mpiexec" 1 60 "" "$work/consumer/consumer"
 echo "1 passed, 0 failed"

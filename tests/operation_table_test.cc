@@ -1,16 +1,25 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "protocol/operation_table.h"
 
 namespace cumpi::protocol {
 namespace {
 
-// Distinct request handles without an MPI library: the table compares them only.
-MPI_Request fake_request(std::uintptr_t id) {
-  return reinterpret_cast<MPI_Request>(static_cast<std::uintptr_t>(0x1000 + id * 64));
+// Distinct request handles without an MPI library: the table compares them
+// only. Open MPI's handles are pointers, MPICH's integers.
+template <typename Handle>
+Handle handle_from(std::uintptr_t value) {
+  if constexpr (std::is_pointer_v<Handle>) {
+    return reinterpret_cast<Handle>(value);
+  } else {
+    return static_cast<Handle>(value);
+  }
 }
+
+MPI_Request fake_request(std::uintptr_t id) { return handle_from<MPI_Request>(0x1000 + id * 64); }
 
 TEST(OperationTable, PendingOperationsAreCountedAndTakenBack) {
   OperationTable table;

@@ -21,10 +21,12 @@ PointerInfo query_backend(const void* pointer);
 // stays a few instructions with no call and no saved registers.
 bool backend_says_device(const void* pointer) __attribute__((noinline));
 
-// Host memory by construction, decided without a call: NULL, MPI_BOTTOM and
-// MPI_IN_PLACE (the first page), heap, stack, image. False is "look closer".
+// Host memory by construction, decided without a call: the first page (NULL,
+// MPI_BOTTOM, Open MPI's MPI_IN_PLACE), the last address (MPICH's
+// MPI_IN_PLACE), heap, stack, image. False is "look closer".
 inline bool known_host(const void* pointer) {
-  return reinterpret_cast<std::uintptr_t>(pointer) < 4096 || in_known_host_region(pointer);
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  return address < 4096 || address == UINTPTR_MAX || in_known_host_region(pointer);
 }
 
 // Full answer, with the owning allocation for device memory.

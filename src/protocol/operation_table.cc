@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "runtime/log.h"
 #include "runtime/runtime.h"
 
 namespace cumpi::protocol {
@@ -21,8 +20,16 @@ std::unique_ptr<PendingOperation> OperationTable::take_pending(std::size_t index
   return taken;
 }
 
+PendingOperation* OperationTable::find_pending(const Outcome* outcome) {
+  for (PendingOperation* operation : pending_) {
+    if (operation->outcome.get() == outcome) {
+      return operation;
+    }
+  }
+  return nullptr;
+}
+
 void OperationTable::add_persistent(std::unique_ptr<PersistentOperation> operation) {
-  CUMPI_LOG(debug, "persistent device request %p added", static_cast<void*>(operation->request));
   persistent_.push_back(std::move(operation));
   persistent_count_.store(persistent_.size(), std::memory_order_relaxed);
   publish_counts();
@@ -43,7 +50,6 @@ std::unique_ptr<PersistentOperation> OperationTable::take_persistent(MPI_Request
   if (it == persistent_.end()) {
     return nullptr;
   }
-  CUMPI_LOG(debug, "persistent device request %p removed", static_cast<void*>(request));
   std::unique_ptr<PersistentOperation> taken = std::move(*it);
   persistent_.erase(it);
   persistent_count_.store(persistent_.size(), std::memory_order_relaxed);

@@ -15,12 +15,13 @@ namespace cumpi::protocol {
 
 class OperationTable {
  public:
-  // Pending operations are owned here until completion, then handed to the
-  // generalized request (whose free function deletes them).
+  // Pending operations are owned here until they complete.
   void add_pending(std::unique_ptr<PendingOperation> operation);
   // Detaches a completed operation from the table; the caller owns it.
   std::unique_ptr<PendingOperation> take_pending(std::size_t index);
   std::vector<PendingOperation*>& pending() { return pending_; }
+  // The pending operation reporting into `outcome`, if any.
+  PendingOperation* find_pending(const Outcome* outcome);
 
   void add_persistent(std::unique_ptr<PersistentOperation> operation);
   PersistentOperation* find_persistent(MPI_Request request);

@@ -1,6 +1,7 @@
 // The device operations the engine keeps between calls.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "memory/staged_buffer.h"
@@ -10,10 +11,21 @@
 
 namespace cumpi::protocol {
 
+// What a completed device operation reports through its generalized request.
+// Shared between the operation and MPI's generalized request, whose free
+// function may run before the operation completes (MPICH calls it from
+// MPI_Request_free) or long after (a wait that comes late).
+struct Outcome {
+  MPI_Status status{};
+  MPI_Count received_bytes = 0;
+  bool cancelled = false;
+  int error = MPI_SUCCESS;
+};
+
 // A nonblocking device operation: an inner MPI request posted on staged
 // host buffers, shown to the user as a generalized request
 // (MPI_Grequest_start) that completes once the inner one has and the
-// received bytes are back on the device.
+// received bytes are back on the device. The operation table owns it.
 struct PendingOperation {
   MPI_Request inner = MPI_REQUEST_NULL;
   MPI_Request user = MPI_REQUEST_NULL;
@@ -25,11 +37,7 @@ struct PendingOperation {
   bool copy_back_received_only = false;
   stats::Route route = stats::Route::staged_p2p;  // where the copy-back time is counted
 
-  // What the generalized request reports.
-  MPI_Status result{};
-  MPI_Count received_bytes = 0;
-  bool cancelled = false;
-  int error = MPI_SUCCESS;
+  std::shared_ptr<Outcome> outcome = std::make_shared<Outcome>();
 };
 
 // A persistent device request. The user's handle is a real persistent MPI

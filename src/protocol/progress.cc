@@ -11,20 +11,23 @@ namespace cumpi::protocol {
 namespace {
 
 // Generalized-request callbacks. MPI calls them from inside PMPI_Wait/Test
-// (query, free) and PMPI_Cancel (cancel), never under the engine's lock.
+// (query), PMPI_Request_free or the completing call (free) and PMPI_Cancel
+// (cancel). Their extra state is a heap-held reference to the outcome.
+using OutcomeRef = std::shared_ptr<Outcome>;
+
 int query_operation(void* extra_state, MPI_Status* status) {
-  auto* operation = static_cast<PendingOperation*>(extra_state);
+  const Outcome& outcome = **static_cast<OutcomeRef*>(extra_state);
   const RealMpi& mpi = real_mpi();
-  status->MPI_SOURCE = operation->result.MPI_SOURCE;
-  status->MPI_TAG = operation->result.MPI_TAG;
-  status->MPI_ERROR = operation->error;
-  mpi.Status_set_elements_x(status, MPI_BYTE, operation->received_bytes);
-  mpi.Status_set_cancelled(status, operation->cancelled ? 1 : 0);
-  return operation->error;
+  status->MPI_SOURCE = outcome.status.MPI_SOURCE;
+  status->MPI_TAG = outcome.status.MPI_TAG;
+  status->MPI_ERROR = outcome.error;
+  mpi.Status_set_elements_x(status, MPI_BYTE, outcome.received_bytes);
+  mpi.Status_set_cancelled(status, outcome.cancelled ? 1 : 0);
+  return outcome.error;
 }
 
 int free_operation(void* extra_state) {
-  delete static_cast<PendingOperation*>(extra_state);
+  delete static_cast<OutcomeRef*>(extra_state);
   return MPI_SUCCESS;
 }
 
@@ -32,9 +35,10 @@ int cancel_operation(void* extra_state, int complete) {
   if (complete != 0) {
     return MPI_SUCCESS;
   }
-  auto* operation = static_cast<PendingOperation*>(extra_state);
+  const Outcome* outcome = static_cast<OutcomeRef*>(extra_state)->get();
   std::lock_guard<std::mutex> lock(operations().mutex());
-  if (operation->inner == MPI_REQUEST_NULL) {
+  PendingOperation* operation = operations().find_pending(outcome);
+  if (operation == nullptr || operation->inner == MPI_REQUEST_NULL) {
     return MPI_SUCCESS;
   }
   return real_mpi().Cancel(&operation->inner);
@@ -43,17 +47,18 @@ int cancel_operation(void* extra_state, int complete) {
 // Records the inner request's outcome and copies received bytes back.
 void finish(PendingOperation& operation, int test_result, const MPI_Status& inner_status) {
   const RealMpi& mpi = real_mpi();
-  operation.result = inner_status;
-  operation.error = test_result == MPI_SUCCESS ? MPI_SUCCESS : test_result;
+  Outcome& outcome = *operation.outcome;
+  outcome.status = inner_status;
+  outcome.error = test_result;
   int cancelled = 0;
   mpi.Test_cancelled(&inner_status, &cancelled);
-  operation.cancelled = cancelled != 0;
+  outcome.cancelled = cancelled != 0;
   MPI_Count received = 0;
   if (mpi.Get_elements_x(&inner_status, MPI_BYTE, &received) != MPI_SUCCESS || received == MPI_UNDEFINED) {
     received = 0;
   }
-  operation.received_bytes = received;
-  const bool data_arrived = !operation.cancelled && (test_result == MPI_SUCCESS || test_result == MPI_ERR_TRUNCATE);
+  outcome.received_bytes = received;
+  const bool data_arrived = !outcome.cancelled && (test_result == MPI_SUCCESS || test_result == MPI_ERR_TRUNCATE);
   stats::ScopedRecord record(operation.route, 0);
   for (memory::StagedBuffer& buffer : operation.writes) {
     if (!data_arrived) {
@@ -63,7 +68,7 @@ void finish(PendingOperation& operation, int test_result, const MPI_Status& inne
                                                       : buffer.copy_back_all();
     if (!copied.is_ok()) {
       CUMPI_LOG(error, "%s", copied.message().c_str());
-      operation.error = mpi_error_class(copied.code());
+      outcome.error = mpi_error_class(copied.code());
     }
   }
   operation.reads.clear();
@@ -84,10 +89,8 @@ void progress_pending(OperationTable& table) {
     }
     finish(operation, rc, status);
     operation.inner = MPI_REQUEST_NULL;
-    // From here the generalized request owns the operation: completing it
-    // may free it at once, if the user already freed the request.
-    PendingOperation* released = table.take_pending(i).release();
-    mpi.Grequest_complete(released->user);
+    const std::unique_ptr<PendingOperation> done = table.take_pending(i);
+    mpi.Grequest_complete(done->user);
   }
 }
 
@@ -106,9 +109,11 @@ void progress() {
 }
 
 Status track(std::unique_ptr<PendingOperation> operation, MPI_Request* user_request) {
-  const int rc = real_mpi().Grequest_start(query_operation, free_operation, cancel_operation, operation.get(),
-                                           &operation->user);
+  auto* reference = new OutcomeRef(operation->outcome);
+  const int rc =
+      real_mpi().Grequest_start(query_operation, free_operation, cancel_operation, reference, &operation->user);
   if (rc != MPI_SUCCESS) {
+    delete reference;
     // The inner request is posted and cannot be taken back: finish it here.
     MPI_Status ignored;
     real_mpi().Wait(&operation->inner, &ignored);
