@@ -19,4 +19,12 @@ grep -q "cumpi-stats" "$log" || { echo "cumpi did not reach the ranks"; cat "$lo
 timeout 120 "$mpirun" "${args[@]}" -x LD_PRELOAD="$library" -x OMPI_MCA_opal_cuda_support=1 \
   "$program" --memory host 2> "$log"
 grep -q "OMPI_MCA_opal_cuda_support=1 was unset" "$log" || { echo "no warning about opal_cuda_support"; exit 1; }
+# CUMPI_DISABLE=1: everything passes straight through, no statistics.
+timeout 120 "$mpirun" "${args[@]}" -x LD_PRELOAD="$library" -x CUMPI_DISABLE=1 -x CUMPI_STATS=1 \
+  "$program" --memory host 2> "$log" > /dev/null
+if grep -q "cumpi-stats" "$log"; then echo "CUMPI_DISABLE=1 still ran cumpi's statistics"; exit 1; fi
+# A typo in a CUMPI_ variable is reported once, by rank 0.
+timeout 120 "$mpirun" "${args[@]}" -x LD_PRELOAD="$library" -x CUMPI_STAT=1 "$program" --memory host \
+  2> "$log" > /dev/null
+[ "$(grep -c "unknown variable CUMPI_STAT " "$log")" = 1 ] || { echo "the typo was not reported once"; cat "$log"; exit 1; }
 echo "1 passed, 0 failed"

@@ -170,10 +170,13 @@ Config g_config = parse_config([](const char*) -> const char* { return nullptr; 
 
 const Config& config() { return g_config; }
 
-ParsedConfig load_config() {
+ParsedConfig load_config(bool report) {
   ParsedConfig parsed = parse_config([](const char* name) { return std::getenv(name); });
   g_config = parsed.config;
   log::set_level(g_config.log_level);
+  if (!report) {
+    return parsed;
+  }
   for (const std::string& warning : parsed.warnings) {
     CUMPI_LOG(warn, "%s", warning.c_str());
   }

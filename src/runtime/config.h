@@ -50,8 +50,9 @@ std::string config_table_markdown();
 
 // The configuration in force (defaults until load_config() ran).
 const Config& config();
-// Parses the process environment, applies the log level, warns about bad
-// values and unknown variables.
-ParsedConfig load_config();
+// Parses the process environment and applies the log level; with `report`,
+// warns about bad values and unknown variables (one rank is enough: a job's
+// ranks share their environment).
+ParsedConfig load_config(bool report);
 
 }  // namespace cumpi

@@ -70,6 +70,20 @@ void resolve(void* library, Fn& slot, const char* symbol) {
 }  // namespace
 
 #ifdef OPEN_MPI
+namespace {
+
+// The object an Open MPI handle stands for. The global scope comes first: an
+// executable that uses MPI_COMM_WORLD holds a copy of ompi_mpi_comm_world
+// (a copy relocation), and that copy, not libmpi's original, is the one
+// MPI_Init initialises. Python and other programs that dlopen libmpi
+// privately have no copy: their MPI library answers.
+void* handle_object(void* library, const char* name) {
+  void* object = dlsym(RTLD_DEFAULT, name);
+  return object != nullptr ? object : dlsym(library, name);
+}
+
+}  // namespace
+
 const OpenMpiHandles& open_mpi_handles() {
   static OpenMpiHandles handles;
   static std::atomic<bool> resolved{false};
@@ -82,11 +96,10 @@ const OpenMpiHandles& open_mpi_handles() {
   if (library == nullptr || resolved.load(std::memory_order_relaxed)) {
     return handles;
   }
-  // The handle is the address of the library's object of that name.
-  handles.comm_world = static_cast<MPI_Comm>(dlsym(library, "ompi_mpi_comm_world"));
-  handles.comm_null = static_cast<MPI_Comm>(dlsym(library, "ompi_mpi_comm_null"));
-  handles.byte = static_cast<MPI_Datatype>(dlsym(library, "ompi_mpi_byte"));
-  handles.request_null = static_cast<MPI_Request>(dlsym(library, "ompi_request_null"));
+  handles.comm_world = static_cast<MPI_Comm>(handle_object(library, "ompi_mpi_comm_world"));
+  handles.comm_null = static_cast<MPI_Comm>(handle_object(library, "ompi_mpi_comm_null"));
+  handles.byte = static_cast<MPI_Datatype>(handle_object(library, "ompi_mpi_byte"));
+  handles.request_null = static_cast<MPI_Request>(handle_object(library, "ompi_request_null"));
   if (handles.comm_world == nullptr || handles.comm_null == nullptr || handles.byte == nullptr ||
       handles.request_null == nullptr) {
     CUMPI_LOG(error, "the MPI library lacks Open MPI's predefined handles");

@@ -40,9 +40,9 @@ __attribute__((constructor)) void unset_opal_cuda_support() {
 int world_rank() { return g_world_rank; }
 
 void start() {
-  const ParsedConfig parsed = load_config();
   real_mpi().Comm_rank(MPI_COMM_WORLD, &g_world_rank);
   log::set_rank(g_world_rank);
+  const ParsedConfig parsed = load_config(g_world_rank == 0);
   if (g_unset_opal_cuda_support) {
     CUMPI_LOG(warn,
               "OMPI_MCA_opal_cuda_support=1 was unset: this Open MPI is not CUDA-aware and would crash in "
