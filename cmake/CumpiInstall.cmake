@@ -5,7 +5,7 @@ include(CMakePackageConfigHelpers)
 install(TARGETS cumpi EXPORT cumpiTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES include/cumpi/cumpi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cumpi)
+install(FILES include/cumpi/cumpi.h include/cumpi/visibility.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cumpi)
 install(FILES include/mpi-ext.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT cumpiTargets NAMESPACE cumpi:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cumpi)
 

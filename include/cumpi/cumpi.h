@@ -9,9 +9,7 @@
 #ifndef CUMPI_CUMPI_H
 #define CUMPI_CUMPI_H
 
-#ifndef CUMPI_PUBLIC
-#define CUMPI_PUBLIC __attribute__((visibility("default")))
-#endif
+#include "cumpi/visibility.h"
 
 #ifdef __cplusplus
 extern "C" {

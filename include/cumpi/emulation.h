@@ -13,9 +13,7 @@
 
 #include <stddef.h>
 
-#ifndef CUMPI_PUBLIC
-#define CUMPI_PUBLIC __attribute__((visibility("default")))
-#endif
+#include "cumpi/visibility.h"
 
 #ifdef __cplusplus
 extern "C" {
