@@ -42,6 +42,24 @@ int main(int argc, char** argv) {
     sum.download(result.data(), result.size() * sizeof(double));
     CHECK_TRUE(result.front() == size && result.back() == size, "device Allreduce");
   }
+  if (std::string(device_backend()) == "cuda") {
+    // Managed memory is host-accessible: it goes to MPI as it is.
+    Checks::instance().set_context("managed memory");
+    const int count = 1 << 16;
+    int* out = nullptr;
+    int* in = nullptr;
+    cudaMallocManaged(&out, count * sizeof(int));
+    cudaMallocManaged(&in, count * sizeof(int));
+    for (int i = 0; i < count; ++i) out[i] = rank * count + i;
+    const int next = (rank + 1) % size;
+    const int previous = (rank + size - 1) % size;
+    MPI_Sendrecv(out, count, MPI_INT, next, 1, in, count, MPI_INT, previous, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    bool all = true;
+    for (int i = 0; i < count; ++i) all = all && in[i] == previous * count + i;
+    CHECK_TRUE(all, "managed-memory ring exchange");
+    cudaFree(out);
+    cudaFree(in);
+  }
   if (std::string(device_backend()) == "cuda" && !late_context) {
     // The application tears its device down before MPI_Finalize.
     cudaDeviceReset();
