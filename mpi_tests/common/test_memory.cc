@@ -109,6 +109,9 @@ Buffer::~Buffer() {
 }
 
 void Buffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
+  if (bytes == 0) {
+    return;
+  }
   if (memory_ == Memory::host) {
     std::memcpy(static_cast<char*>(data_) + offset, host, bytes);
   } else {
@@ -117,6 +120,9 @@ void Buffer::upload(const void* host, std::size_t bytes, std::size_t offset) {
 }
 
 void Buffer::download(void* host, std::size_t bytes, std::size_t offset) const {
+  if (bytes == 0) {
+    return;
+  }
   if (memory_ == Memory::host) {
     std::memcpy(host, static_cast<const char*>(data_) + offset, bytes);
   } else {
