@@ -6,6 +6,7 @@
 
 #include "memory/staged_buffer.h"
 #include "protocol/progress.h"
+#include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
 
@@ -16,8 +17,6 @@ using memory::StagedBuffer;
 using memory::TypeLayout;
 
 namespace {
-
-Status from_mpi(int rc) { return rc == MPI_SUCCESS ? Status::ok() : Status::mpi(rc); }
 
 bool in_place(const void* buffer) { return buffer == MPI_IN_PLACE; }
 

@@ -5,13 +5,12 @@
 #include "protocol/operation_table.h"
 #include "protocol/persistent.h"
 #include "protocol/progress.h"
+#include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 
 namespace cumpi::protocol {
 
 namespace {
-
-Status from_mpi(int rc) { return rc == MPI_SUCCESS ? Status::ok() : Status::mpi(rc); }
 
 // The first failure wins; an MPI error code stands as it came.
 Status first_failure(Status mpi_result, Status copy_result) {

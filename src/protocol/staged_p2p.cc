@@ -5,6 +5,7 @@
 #include "memory/staged_buffer.h"
 #include "protocol/persistent.h"
 #include "protocol/progress.h"
+#include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
 
@@ -15,8 +16,6 @@ using memory::StagedBuffer;
 using memory::TypeLayout;
 
 namespace {
-
-Status from_mpi(int rc) { return rc == MPI_SUCCESS ? Status::ok() : Status::mpi(rc); }
 
 using BlockingSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm);
 using NonblockingSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);

@@ -7,6 +7,10 @@
 
 namespace cumpi {
 
+// A return code of the real MPI as a Status: ok, or an error its handler has
+// already seen.
+inline Status from_mpi(int rc) { return rc == MPI_SUCCESS ? Status::ok() : Status::mpi(rc); }
+
 // The MPI error class that stands for a cumpi status code.
 int mpi_error_class(StatusCode code);
 
