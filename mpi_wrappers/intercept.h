@@ -1,7 +1,8 @@
 // The intercept_* functions, one per intercepted MPI function, declared from
 // the one list. Each is called by the generated entry point once cumpi is
-// active and the call is not nested; each sends host buffers to the real
-// function and device buffers to one engine function.
+// active and the entry's own pass-through test did not settle the call; each
+// sends host buffers to the real function and device buffers to one engine
+// function.
 #pragma once
 
 #include "mpi_wrappers/reentry_guard.h"

@@ -12,15 +12,11 @@ extern thread_local int t_wrapper_depth __attribute__((tls_model("initial-exec")
 
 class ReentryGuard {
  public:
-  ReentryGuard() : nested_(t_wrapper_depth++ != 0) {}
+  ReentryGuard() { ++t_wrapper_depth; }
   ~ReentryGuard() { --t_wrapper_depth; }
   ReentryGuard(const ReentryGuard&) = delete;
   ReentryGuard& operator=(const ReentryGuard&) = delete;
-  bool nested() const { return nested_; }
   static bool inside() { return t_wrapper_depth != 0; }
-
- private:
-  bool nested_;
 };
 
 }  // namespace cumpi::wrappers

@@ -80,11 +80,6 @@ void StagingPool::clear() {
   }
 }
 
-void StagingPool::set_retain_limit(std::size_t bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  retain_limit_ = bytes;
-}
-
 std::size_t StagingPool::retained_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return retained_bytes_;

@@ -36,7 +36,6 @@ class StagingPool {
   // Unpins and unmaps every retained block.
   void clear();
 
-  void set_retain_limit(std::size_t bytes);
   std::size_t retained_bytes() const;
   // Blocks mapped so far: reuse keeps this from growing.
   std::size_t blocks_created() const;

@@ -29,7 +29,6 @@ struct Outcome {
 struct PendingOperation {
   MPI_Request inner = MPI_REQUEST_NULL;
   MPI_Request user = MPI_REQUEST_NULL;
-  MPI_Comm comm = MPI_COMM_NULL;
   std::vector<memory::StagedBuffer> reads;   // released at completion
   std::vector<memory::StagedBuffer> writes;  // copied back at completion
   // Point-to-point receives copy back only the bytes that arrived (the rest
@@ -46,7 +45,6 @@ struct PendingOperation {
 // back to the device.
 struct PersistentOperation {
   MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Comm comm = MPI_COMM_NULL;
   bool is_receive = false;
   bool dense = true;                 // the span has no holes
   memory::StagedBuffer staged;

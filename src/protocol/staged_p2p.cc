@@ -100,11 +100,9 @@ Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* statu
 
 // The nonblocking form: `post(host_buffer, inner_request)` is the real call.
 template <typename Post>
-Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_Comm comm, MPI_Request* request,
-                                  Post post) {
+Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_Request* request, Post post) {
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   auto operation = std::make_unique<PendingOperation>();
-  operation->comm = comm;
   StagedBuffer staged;
   bool dense = true;
   Status staging = stage_receive(buf, count, type, &staged, &dense);
@@ -138,7 +136,6 @@ Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int d
              MPI_Request* request) {
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   auto operation = std::make_unique<PendingOperation>();
-  operation->comm = comm;
   StagedBuffer staged;
   Status status = stage_send(buf, count, type, &staged);
   if (!status.is_ok()) {
@@ -157,7 +154,6 @@ Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int d
 Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                  MPI_Request* request) {
   auto operation = std::make_unique<PersistentOperation>();
-  operation->comm = comm;
   Status status = stage_send(buf, count, type, &operation->staged);
   if (!status.is_ok()) {
     return status;
@@ -185,13 +181,13 @@ Status mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_
 }
 
 Status irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-  return staged_receive_nonblocking(buf, count, type, comm, request, [&](void* host, MPI_Request* inner) {
+  return staged_receive_nonblocking(buf, count, type, request, [&](void* host, MPI_Request* inner) {
     return real_mpi().Irecv(host, count, type, source, tag, comm, inner);
   });
 }
 
 Status imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
-  return staged_receive_nonblocking(buf, count, type, MPI_COMM_NULL, request, [&](void* host, MPI_Request* inner) {
+  return staged_receive_nonblocking(buf, count, type, request, [&](void* host, MPI_Request* inner) {
     return real_mpi().Imrecv(host, count, type, message, inner);
   });
 }
@@ -199,7 +195,6 @@ Status imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI
 Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                  MPI_Request* request) {
   auto operation = std::make_unique<PersistentOperation>();
-  operation->comm = comm;
   operation->is_receive = true;
   Status staging = stage_receive(buf, count, type, &operation->staged, &operation->dense);
   if (!staging.is_ok()) {

@@ -37,8 +37,6 @@ __attribute__((constructor)) void unset_opal_cuda_support() {
 
 }  // namespace
 
-int world_rank() { return g_world_rank; }
-
 void start() {
   real_mpi().Comm_rank(MPI_COMM_WORLD, &g_world_rank);
   log::set_rank(g_world_rank);

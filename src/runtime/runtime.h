@@ -31,6 +31,5 @@ void start();
 // Before the real MPI_Finalize: drains, prints statistics, frees pools.
 void stop();
 
-int world_rank();
 
 }  // namespace cumpi::runtime

@@ -43,14 +43,6 @@ void record(Route route, std::size_t bytes, double seconds) {
   c.nanoseconds.fetch_add(static_cast<unsigned long long>(seconds * 1e9), std::memory_order_relaxed);
 }
 
-void reset() {
-  for (Counters& c : g_counters) {
-    c.calls = 0;
-    c.bytes = 0;
-    c.nanoseconds = 0;
-  }
-}
-
 std::string format_table(int rank) {
   auto calls = [](Route r) { return counters(r).calls.load(); };
   auto bytes = [](Route r) { return counters(r).bytes.load(); };

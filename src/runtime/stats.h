@@ -21,7 +21,6 @@ inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
 double now_seconds();
 void record(Route route, std::size_t bytes, double seconds);
-void reset();
 std::string format_table(int rank);
 
 // Times a scope and records it on a route, when statistics are enabled.
