@@ -1,5 +1,6 @@
 // MPI_Init, MPI_Init_thread, MPI_Finalize, and what applications ask cumpi.
 #include "cumpi/cumpi.h"
+#include "transport/ipc/ipc_cache.h"
 #include "mpi_wrappers/intercept.h"
 #include "runtime/real_mpi.h"
 #include "runtime/runtime.h"
@@ -36,5 +37,15 @@ extern "C" {
 int MPIX_Query_cuda_support(void) { return 1; }
 
 const char* cumpi_version(void) { return CUMPI_VERSION_STRING; }
+
+int cumpi_get_ipc_cache_info(struct cumpi_ipc_cache_info* info) {
+  const cumpi::transport::IpcCacheCounters counters = cumpi::transport::ipc_cache().counters();
+  info->open_mappings = counters.open_mappings;
+  info->mapped_bytes = counters.mapped_bytes;
+  info->opens = counters.opens;
+  info->hits = counters.hits;
+  info->evictions = counters.evictions;
+  return 0;
+}
 
 }  // extern "C"

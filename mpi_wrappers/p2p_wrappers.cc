@@ -1,24 +1,50 @@
 // Point-to-point: host buffers to the real function, device buffers to the
-// staged engine.
+// engine. Host receives that could take an envelope, probes, and blocking
+// host sends while device operations need service go to the engine too.
 #include "memory/classifier.h"
 #include "mpi_wrappers/intercept.h"
+#include "protocol/completion.h"
+#include "protocol/matched_queue.h"
+#include "protocol/operation_table.h"
 #include "protocol/staged_p2p.h"
+#include "protocol/type_size_cache.h"
+#include "protocol/watched_receive.h"
 
 namespace cumpi::wrappers {
 
 using memory::on_device;
 using protocol::SendMode;
 
+namespace {
+
+// A blocking host send while device operations are outstanding: the wait
+// serves them (a peer may be pulling from this rank meanwhile).
+using HostIsend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request*);
+int host_send_serving(HostIsend isend, const void* buf, int count, MPI_Datatype type, int dest, int tag,
+                      MPI_Comm comm) {
+  return in_engine(comm, [=] {
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int rc = isend(buf, count, type, dest, tag, comm, &request);
+    return rc == MPI_SUCCESS ? protocol::wait(&request, MPI_STATUS_IGNORE) : Status::mpi(rc);
+  });
+}
+
+bool host_send_needs_engine() { return protocol::has_device_requests(); }
+
+}  // namespace
+
 int intercept_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!on_device(buf)) {
-    return real().Send(buf, count, type, dest, tag, comm);
+    return host_send_needs_engine() ? host_send_serving(real().Isend, buf, count, type, dest, tag, comm)
+                                    : real().Send(buf, count, type, dest, tag, comm);
   }
   return in_engine(comm, [=] { return protocol::send(SendMode::standard, buf, count, type, dest, tag, comm); });
 }
 
 int intercept_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!on_device(buf)) {
-    return real().Ssend(buf, count, type, dest, tag, comm);
+    return host_send_needs_engine() ? host_send_serving(real().Issend, buf, count, type, dest, tag, comm)
+                                    : real().Ssend(buf, count, type, dest, tag, comm);
   }
   return in_engine(comm, [=] { return protocol::send(SendMode::synchronous, buf, count, type, dest, tag, comm); });
 }
@@ -32,7 +58,8 @@ int intercept_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int
 
 int intercept_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   if (!on_device(buf)) {
-    return real().Rsend(buf, count, type, dest, tag, comm);
+    return host_send_needs_engine() ? host_send_serving(real().Irsend, buf, count, type, dest, tag, comm)
+                                    : real().Rsend(buf, count, type, dest, tag, comm);
   }
   return in_engine(comm, [=] { return protocol::send(SendMode::ready, buf, count, type, dest, tag, comm); });
 }
@@ -117,7 +144,7 @@ int intercept_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest
 
 int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                    MPI_Status* status) {
-  if (!on_device(buf)) {
+  if (!on_device(buf) && !protocol::host_receive_needs_engine(count, type)) {
     return real().Recv(buf, count, type, source, tag, comm, status);
   }
   return in_engine(comm, [=] { return protocol::recv(buf, count, type, source, tag, comm, status); });
@@ -125,7 +152,7 @@ int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
 
 int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                     MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!on_device(buf) && !protocol::host_receive_needs_engine(count, type)) {
     return real().Irecv(buf, count, type, source, tag, comm, request);
   }
   return in_engine(comm, [=] { return protocol::irecv(buf, count, type, source, tag, comm, request); });
@@ -133,7 +160,7 @@ int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag
 
 int intercept_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!on_device(buf) && !protocol::host_receive_needs_engine(count, type)) {
     return real().Recv_init(buf, count, type, source, tag, comm, request);
   }
   return in_engine(comm, [=] { return protocol::recv_init(buf, count, type, source, tag, comm, request); });
@@ -142,7 +169,7 @@ int intercept_Recv_init(void* buf, int count, MPI_Datatype type, int source, int
 int intercept_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                        MPI_Status* status) {
-  if (!on_device(sendbuf) && !on_device(recvbuf)) {
+  if (!on_device(sendbuf) && !on_device(recvbuf) && !protocol::host_receive_needs_engine(recvcount, recvtype)) {
     return real().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                                recvtag, comm, status);
   }
@@ -154,7 +181,7 @@ int intercept_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 
 int intercept_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                                int recvtag, MPI_Comm comm, MPI_Status* status) {
-  if (!on_device(buf)) {
+  if (!on_device(buf) && !protocol::host_receive_needs_engine(count, type)) {
     return real().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   }
   return in_engine(comm, [=] {
@@ -162,35 +189,50 @@ int intercept_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest
   });
 }
 
-// Probes see plain MPI messages: the staged path sends exactly those.
+// Probes report the real size of rendezvous messages (DESIGN §3).
 int intercept_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  return real().Probe(source, tag, comm, status);
+  return in_engine(comm, [=] { return protocol::probe(source, tag, comm, nullptr, status); });
 }
 
 int intercept_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-  return real().Iprobe(source, tag, comm, flag, status);
+  return in_engine(comm, [=] { return protocol::probe(source, tag, comm, flag, status); });
 }
 
 int intercept_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
-  return real().Mprobe(source, tag, comm, message, status);
+  return in_engine(comm, [=] { return protocol::mprobe(source, tag, comm, nullptr, message, status); });
 }
 
 int intercept_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
-  return real().Improbe(source, tag, comm, flag, message, status);
+  return in_engine(comm, [=] { return protocol::mprobe(source, tag, comm, flag, message, status); });
 }
 
+namespace {
+
+// Handles of messages cumpi took out of MPI go to the engine whatever the
+// buffer; other handles never carry envelopes.
+bool handed_out(const MPI_Message* message) {
+  return protocol::has_queued_messages() && protocol::matched_queue().is_handed_out(*message);
+}
+
+}  // namespace
+
 int intercept_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
-  if (!on_device(buf)) {
+  if (!on_device(buf) && !handed_out(message)) {
     return real().Mrecv(buf, count, type, message, status);
   }
   return in_engine(MPI_COMM_WORLD, [=] { return protocol::mrecv(buf, count, type, message, status); });
 }
 
 int intercept_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!on_device(buf) && !handed_out(message)) {
     return real().Imrecv(buf, count, type, message, request);
   }
   return in_engine(MPI_COMM_WORLD, [=] { return protocol::imrecv(buf, count, type, message, request); });
+}
+
+int intercept_Type_free(MPI_Datatype* type) {
+  protocol::forget_type_sizes();
+  return real().Type_free(type);
 }
 
 }  // namespace cumpi::wrappers

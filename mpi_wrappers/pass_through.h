@@ -4,7 +4,10 @@
 #pragma once
 
 #include "memory/classifier.h"
+#include "protocol/envelope.h"
+#include "protocol/matched_queue.h"
 #include "protocol/operation_table.h"
+#include "protocol/type_size_cache.h"
 
 namespace cumpi::pass_through {
 
@@ -13,5 +16,18 @@ using memory::known_host;
 
 // No device request exists: wait, test, start and free need nothing of cumpi.
 inline bool no_device_requests() { return !protocol::has_device_requests(); }
+
+// No message waits in cumpi's matched queue: receives need not look there.
+inline bool no_queued_messages() { return !protocol::has_queued_messages(); }
+
+// A host receive that certainly cannot take an envelope (its capacity is
+// smaller) nor a queued message, while nothing of the engine's needs
+// service: the real receive does all. Decided from the thread's cached type
+// size; a miss means "look closer".
+inline bool small_host_receive(int count, MPI_Datatype type) {
+  long long size = 0;
+  return no_device_requests() && no_queued_messages() && protocol::cached_type_size(type, &size) &&
+         static_cast<long long>(count) * size < static_cast<long long>(protocol::kEnvelopeBytes);
+}
 
 }  // namespace cumpi::pass_through

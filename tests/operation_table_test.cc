@@ -25,12 +25,12 @@ TEST(OperationTable, PendingOperationsAreCountedAndTakenBack) {
   OperationTable table;
   EXPECT_EQ(table.pending_count(), 0u);
   for (int i = 0; i < 3; ++i) {
-    auto operation = std::make_unique<PendingOperation>();
+    auto operation = std::make_unique<StagedOperation>();
     operation->user = fake_request(static_cast<std::uintptr_t>(i));
     table.add_pending(std::move(operation));
   }
   EXPECT_EQ(table.pending_count(), 3u);
-  std::unique_ptr<PendingOperation> middle = table.take_pending(1);
+  std::unique_ptr<Operation> middle = table.take_pending(1);
   EXPECT_EQ(middle->user, fake_request(1));
   EXPECT_EQ(table.pending_count(), 2u);
   EXPECT_EQ(table.pending()[0]->user, fake_request(0));

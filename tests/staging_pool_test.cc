@@ -16,6 +16,17 @@ class CountingBackend final : public Backend {
   PointerInfo query(const void*) override { return {}; }
   Status copy_to_host(void*, const void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
   Status copy_to_device(void*, const void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
+  bool export_ipc(const void*, const PointerInfo&, IpcExport*) override { return false; }
+  Status open_ipc(const IpcExport&, int, const PointerInfo&, void**) override {
+    return Status::error(StatusCode::internal, "no IPC");
+  }
+  void close_ipc(void*, void*) override {}
+  Status start_copy(void*, const void*, std::size_t, void*, CopyTicket*) override { return Status::ok(); }
+  Status poll_copy(CopyTicket*, bool* finished) override {
+    *finished = true;
+    return Status::ok();
+  }
+  Status wait_copy(CopyTicket*) override { return Status::ok(); }
   Status pin(void* host, std::size_t, const PointerInfo&) override {
     ++pins;
     if (refuse_pinning) return Status::error(StatusCode::cuda_error, "refused");

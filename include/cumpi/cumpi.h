@@ -9,6 +9,8 @@
 #ifndef CUMPI_CUMPI_H
 #define CUMPI_CUMPI_H
 
+#include <stddef.h>
+
 #include "cumpi/visibility.h"
 
 #ifdef __cplusplus
@@ -23,6 +25,18 @@ CUMPI_PUBLIC int MPIX_Query_cuda_support(void);
 
 /** @brief The cumpi version, "major.minor.patch". */
 CUMPI_PUBLIC const char* cumpi_version(void);
+
+/** @brief The state of this process's cache of CUDA IPC mappings of peer buffers. */
+struct cumpi_ipc_cache_info {
+  size_t open_mappings; /**< peer allocations mapped now */
+  size_t mapped_bytes;  /**< their bytes */
+  size_t opens;         /**< handles opened so far */
+  size_t hits;          /**< messages that found their mapping open */
+  size_t evictions;     /**< mappings closed to stay within CUMPI_IPC_CACHE_MAX(_BYTES) */
+};
+
+/** @brief Fills `info`; returns 0. */
+CUMPI_PUBLIC int cumpi_get_ipc_cache_info(struct cumpi_ipc_cache_info* info);
 
 #ifdef __cplusplus
 }

@@ -108,7 +108,7 @@ Status run(const void* sendbuf, void* recvbuf, const Geometry& geometry, MPI_Req
     const int rc = call(staged.send.mpi_pointer(), staged.receive.mpi_pointer(), nullptr);
     return rc == MPI_SUCCESS ? staged.receive.copy_back_all() : Status::mpi(rc);
   }
-  auto operation = std::make_unique<protocol::PendingOperation>();
+  auto operation = std::make_unique<protocol::StagedOperation>();
   operation->route = stats::Route::staged_collective;
   const int rc = call(staged.send.mpi_pointer(), staged.receive.mpi_pointer(), &operation->inner);
   if (rc != MPI_SUCCESS) {

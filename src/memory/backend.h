@@ -27,6 +27,23 @@ struct PointerInfo {
   int device = -1;                    // device ordinal
 };
 
+// What a receiving process needs to map a sender's device allocation
+// (DESIGN §4): a CUDA IPC handle of the allocation's base, or in the
+// emulation backend the number of the sender's memfd.
+struct IpcExport {
+  unsigned char handle[64] = {};
+  std::uint64_t buffer_id = 0;
+  std::uint64_t allocation_bytes = 0;
+  std::uint64_t offset = 0;  // of the exported pointer from the allocation's base
+  unsigned char device_uuid[16] = {};
+};
+
+// A copy in flight, started by Backend::start_copy.
+struct CopyTicket {
+  void* event = nullptr;    // CUevent recorded after the copy; null once finished
+  void* context = nullptr;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -37,6 +54,23 @@ class Backend {
   virtual PointerInfo query(const void* pointer) = 0;
   virtual Status copy_to_host(void* host, const void* device, std::size_t bytes, const PointerInfo& owner) = 0;
   virtual Status copy_to_device(void* device, const void* host, std::size_t bytes, const PointerInfo& owner) = 0;
+  // Exports the allocation holding `pointer` for another process. False when
+  // it cannot be exported legacy-style (cudaMallocAsync pools, cuMemCreate):
+  // the message then takes the staged pipeline.
+  virtual bool export_ipc(const void* pointer, const PointerInfo& owner, IpcExport* out) = 0;
+  // Maps a peer's exported allocation for copies into `destination`'s
+  // context. An error means "decline": the peer's GPU is not visible here
+  // or not peer-accessible, or the handle cannot be opened.
+  virtual Status open_ipc(const IpcExport& exported, int sender_pid, const PointerInfo& destination,
+                          void** mapped_base) = 0;
+  virtual void close_ipc(void* mapped_base, void* context) = 0;
+  // Starts a copy between any two of device, pinned host and IPC-mapped
+  // memory, on cumpi's stream of `context`.
+  virtual Status start_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) = 0;
+  // Sets *finished once the copy completed (the ticket is spent then).
+  virtual Status poll_copy(CopyTicket* ticket, bool* finished) = 0;
+  // Blocks until the copy completed.
+  virtual Status wait_copy(CopyTicket* ticket) = 0;
   // Page-locks host memory for fast copies, in owner's context. Failure is
   // not fatal: the memory stays usable, copies are slower.
   virtual Status pin(void* host, std::size_t bytes, const PointerInfo& owner) = 0;

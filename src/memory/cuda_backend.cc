@@ -2,6 +2,8 @@
 #include <link.h>
 
 #include <atomic>
+#include <cstring>
+#include <string>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -122,6 +124,117 @@ class CudaBackend final : public Backend {
     }, bytes);
   }
 
+  bool export_ipc(const void* pointer, const PointerInfo& owner, IpcExport* out) override {
+    int capable = 0;
+    const auto address = reinterpret_cast<CUdeviceptr>(pointer);
+    if (driver_.CUMPI_CUDA_FIELD(cuPointerGetAttribute)(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                                                        address) != CUDA_SUCCESS ||
+        capable == 0) {
+      return false;  // pool (cudaMallocAsync) or VMM (cuMemCreate) memory
+    }
+    CUipcMemHandle handle;
+    CUuuid uuid;
+    CUdevice device = 0;
+    if (driver_.CUMPI_CUDA_FIELD(cuIpcGetMemHandle)(&handle, static_cast<CUdeviceptr>(owner.base)) !=
+            CUDA_SUCCESS ||
+        driver_.CUMPI_CUDA_FIELD(cuDeviceGet)(&device, owner.device) != CUDA_SUCCESS ||
+        driver_.CUMPI_CUDA_FIELD(cuDeviceGetUuid)(&uuid, device) != CUDA_SUCCESS) {
+      return false;
+    }
+    static_assert(sizeof(handle) == sizeof(out->handle) && sizeof(uuid) == sizeof(out->device_uuid));
+    std::memcpy(out->handle, &handle, sizeof(handle));
+    std::memcpy(out->device_uuid, &uuid, sizeof(uuid));
+    out->buffer_id = owner.buffer_id;
+    out->allocation_bytes = owner.size;
+    out->offset = reinterpret_cast<std::uintptr_t>(pointer) - owner.base;
+    return true;
+  }
+
+  Status open_ipc(const IpcExport& exported, int, const PointerInfo& destination, void** mapped_base) override {
+    ScopedContext scope(driver_, destination.context);
+    if (!scope.status().is_ok()) {
+      return scope.status();
+    }
+    Status status = check_peer_reachable(exported.device_uuid);
+    if (!status.is_ok()) {
+      return status;
+    }
+    CUipcMemHandle handle;
+    std::memcpy(&handle, exported.handle, sizeof(handle));
+    CUdeviceptr base = 0;
+    status = CUMPI_CUDA_CALL(driver_, cuIpcOpenMemHandle, &base, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    *mapped_base = reinterpret_cast<void*>(base);
+    return status;
+  }
+
+  void close_ipc(void* mapped_base, void* context) override {
+    ScopedContext scope(driver_, context);
+    if (scope.status().is_ok()) {
+      Status status = CUMPI_CUDA_CALL(driver_, cuIpcCloseMemHandle, reinterpret_cast<CUdeviceptr>(mapped_base));
+      if (!status.is_ok()) {
+        CUMPI_LOG(debug, "%s", status.message().c_str());
+      }
+    }
+  }
+
+  Status start_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) override {
+    ticket->context = context;
+    ticket->event = nullptr;
+    if (bytes == 0) {
+      return Status::ok();
+    }
+    ScopedContext scope(driver_, context);
+    if (!scope.status().is_ok()) {
+      return scope.status();
+    }
+    CUstream stream = nullptr;
+    Status status = stream_for(context, &stream);
+    if (status.is_ok()) {
+      status = CUMPI_CUDA_CALL(driver_, cuMemcpyAsync, reinterpret_cast<CUdeviceptr>(to),
+                               reinterpret_cast<CUdeviceptr>(from), bytes, stream);
+    }
+    CUevent event = nullptr;
+    if (status.is_ok()) {
+      status = acquire_event(context, &event);
+    }
+    if (status.is_ok()) {
+      status = CUMPI_CUDA_CALL(driver_, cuEventRecord, event, stream);
+      if (!status.is_ok()) {
+        release_event(context, event);
+        return status;
+      }
+      ticket->event = event;
+    }
+    return status;
+  }
+
+  Status poll_copy(CopyTicket* ticket, bool* finished) override {
+    *finished = true;
+    if (ticket->event == nullptr) {
+      return Status::ok();
+    }
+    auto* event = static_cast<CUevent>(ticket->event);
+    const CUresult result = driver_.CUMPI_CUDA_FIELD(cuEventQuery)(event);
+    if (result == CUDA_ERROR_NOT_READY) {
+      *finished = false;
+      return Status::ok();
+    }
+    release_event(ticket->context, event);
+    ticket->event = nullptr;
+    return cuda_status(driver_, result, "cuEventQuery");
+  }
+
+  Status wait_copy(CopyTicket* ticket) override {
+    if (ticket->event == nullptr) {
+      return Status::ok();
+    }
+    auto* event = static_cast<CUevent>(ticket->event);
+    Status status = CUMPI_CUDA_CALL(driver_, cuEventSynchronize, event);
+    release_event(ticket->context, event);
+    ticket->event = nullptr;
+    return status;
+  }
+
   Status pin(void* host, std::size_t bytes, const PointerInfo& owner) override {
     ScopedContext scope(driver_, owner.context);
     if (!scope.status().is_ok()) {
@@ -147,6 +260,13 @@ class CudaBackend final : public Backend {
       }
     }
     streams_.clear();
+    for (auto& [context, event] : free_events_) {
+      ScopedContext scope(driver_, context);
+      if (scope.status().is_ok()) {
+        driver_.CUMPI_CUDA_FIELD(cuEventDestroy)(event);
+      }
+    }
+    free_events_.clear();
   }
 
  private:
@@ -188,6 +308,59 @@ class CudaBackend final : public Backend {
     return status;
   }
 
+  // Events are created once per context and reused: creating one costs a
+  // driver call on the path of every message otherwise.
+  Status acquire_event(void* context, CUevent* event) {
+    {
+      std::lock_guard<std::mutex> lock(streams_mutex_);
+      for (auto it = free_events_.begin(); it != free_events_.end(); ++it) {
+        if (it->first == context) {
+          *event = it->second;
+          free_events_.erase(it);
+          return Status::ok();
+        }
+      }
+    }
+    return CUMPI_CUDA_CALL(driver_, cuEventCreate, event, CU_EVENT_DISABLE_TIMING);
+  }
+
+  void release_event(void* context, CUevent event) {
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    free_events_.emplace_back(context, event);
+  }
+
+  // Declines (an error naming the reason) unless the GPU with `uuid` is the
+  // current context's or one it can reach as a peer.
+  Status check_peer_reachable(const unsigned char* uuid) {
+    CUdevice mine = 0;
+    Status status = CUMPI_CUDA_CALL(driver_, cuCtxGetDevice, &mine);
+    int count = 0;
+    if (status.is_ok()) {
+      status = CUMPI_CUDA_CALL(driver_, cuDeviceGetCount, &count);
+    }
+    for (int ordinal = 0; status.is_ok() && ordinal < count; ++ordinal) {
+      CUdevice device = 0;
+      CUuuid candidate;
+      if (driver_.CUMPI_CUDA_FIELD(cuDeviceGet)(&device, ordinal) != CUDA_SUCCESS ||
+          driver_.CUMPI_CUDA_FIELD(cuDeviceGetUuid)(&candidate, device) != CUDA_SUCCESS ||
+          std::memcmp(candidate.bytes, uuid, sizeof(candidate.bytes)) != 0) {
+        continue;
+      }
+      if (device == mine) {
+        return Status::ok();
+      }
+      int can_access = 0;
+      status = CUMPI_CUDA_CALL(driver_, cuDeviceCanAccessPeer, &can_access, mine, device);
+      if (status.is_ok() && can_access == 0) {
+        return Status::error(StatusCode::internal, "the sender's GPU " + std::to_string(ordinal) +
+                                                       " is not peer-accessible from GPU " + std::to_string(mine));
+      }
+      return status;
+    }
+    return status.is_ok() ? Status::error(StatusCode::internal, "the sender's GPU is not visible in this process")
+                          : status;
+  }
+
   // As Open MPI does for buffers it copies: synchronous memory operations on
   // the allocation then complete before they return (DESIGN §2.7).
   void set_sync_memops_once(const PointerInfo& info, const void* pointer) {
@@ -211,6 +384,7 @@ class CudaBackend final : public Backend {
   std::mutex load_mutex_;
   std::mutex streams_mutex_;
   std::vector<std::pair<void*, CUstream>> streams_;
+  std::vector<std::pair<void*, CUevent>> free_events_;
   std::mutex sync_mutex_;
   std::unordered_set<unsigned long long> sync_memops_set_;
 };

@@ -3,10 +3,13 @@
 // whose address is the "device pointer" (the CPU faults on it, as on a real
 // device pointer, so a device buffer leaking to MPI crashes the test) and a
 // read-write view the backend copies through.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -64,6 +67,63 @@ class EmulationBackend final : public Backend {
   Status copy_to_device(void* device, const void* host, std::size_t bytes, const PointerInfo&) override {
     return copy_through_backing(device, host, bytes, "cuMemcpyHtoDAsync");
   }
+
+  // Emulated IPC: the handle is the number of the allocation's memfd, which
+  // the receiver opens through /proc/<pid>/fd (the ranks of a test run as one
+  // user) and maps; a real shared mapping, as a CUDA IPC mapping is.
+  bool export_ipc(const void* pointer, const PointerInfo& owner, IpcExport* out) override {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const EmulatedAllocation* found = find(pointer);
+    if (found == nullptr) {
+      return false;
+    }
+    std::memcpy(out->handle, &found->fd, sizeof(found->fd));
+    out->buffer_id = owner.buffer_id;
+    out->allocation_bytes = found->mapped_bytes;
+    out->offset = reinterpret_cast<std::uintptr_t>(pointer) - found->device_view;
+    return true;
+  }
+
+  Status open_ipc(const IpcExport& exported, int sender_pid, const PointerInfo&, void** mapped_base) override {
+    int fd_number = -1;
+    std::memcpy(&fd_number, exported.handle, sizeof(fd_number));
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", sender_pid, fd_number);
+    const int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      return Status::error(StatusCode::internal, std::string("cannot open ") + path + ": " + std::strerror(errno));
+    }
+    void* mapped = mmap(nullptr, exported.allocation_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (mapped == MAP_FAILED) {
+      return Status::error(StatusCode::internal, std::string("mmap of ") + path + ": " + std::strerror(errno));
+    }
+    std::lock_guard<std::mutex> lock(mapped_mutex_);
+    mapped_sizes_[mapped] = exported.allocation_bytes;
+    *mapped_base = mapped;
+    return Status::ok();
+  }
+
+  void close_ipc(void* mapped_base, void*) override {
+    std::lock_guard<std::mutex> lock(mapped_mutex_);
+    auto it = mapped_sizes_.find(mapped_base);
+    if (it != mapped_sizes_.end()) {
+      munmap(mapped_base, it->second);
+      mapped_sizes_.erase(it);
+    }
+  }
+
+  Status start_copy(void* to, const void* from, std::size_t bytes, void*, CopyTicket* ticket) override {
+    ticket->event = nullptr;
+    return copy_through_backing(to, from, bytes, "cuMemcpyAsync");
+  }
+
+  Status poll_copy(CopyTicket*, bool* finished) override {
+    *finished = true;
+    return Status::ok();
+  }
+
+  Status wait_copy(CopyTicket*) override { return Status::ok(); }
 
   Status pin(void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
   void unpin(void*) override {}
@@ -171,6 +231,8 @@ class EmulationBackend final : public Backend {
   unsigned long long last_buffer_id_ = 0;
   std::atomic<bool> any_allocation_{false};
   std::atomic<int> injected_failures_{0};
+  std::mutex mapped_mutex_;
+  std::map<void*, std::size_t> mapped_sizes_;
 };
 
 EmulationBackend& emulation() {

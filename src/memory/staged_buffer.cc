@@ -1,5 +1,7 @@
 #include "memory/staged_buffer.h"
 
+#include <sys/mman.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <utility>
@@ -9,6 +11,9 @@
 namespace cumpi::memory {
 
 namespace {
+
+// Landing spans from this size on are reserved lazily.
+constexpr std::size_t kLazyLandingBytes = 1u << 20;
 
 // A stand-in for the host pointer of an empty staged span: MPI never reads it.
 char g_empty_span;
@@ -20,6 +25,16 @@ Status outside_allocation(const void* buffer, ByteSpan span, const PointerInfo& 
                 ", outside its allocation of %zu bytes at 0x%" PRIxPTR,
                 buffer, span.bytes, span.offset, owner.size, owner.base);
   return Status::error(StatusCode::bad_buffer, text);
+}
+
+Status reserve_lazily(std::size_t bytes, PinnedBlock* block) {
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED) {
+    return Status::error(StatusCode::out_of_memory, "cannot reserve " + std::to_string(bytes) +
+                                                        " bytes of host memory for a receive");
+  }
+  *block = PinnedBlock{static_cast<char*>(memory), bytes, false};
+  return Status::ok();
 }
 
 }  // namespace
@@ -36,12 +51,18 @@ StagedBuffer& StagedBuffer::operator=(StagedBuffer&& other) noexcept {
     span_bytes_ = std::exchange(other.span_bytes_, 0);
     owner_ = other.owner_;
     block_ = std::exchange(other.block_, PinnedBlock{});
+    lazy_ = std::exchange(other.lazy_, false);
   }
   return *this;
 }
 
 void StagedBuffer::release() {
-  staging_pool().release(std::exchange(block_, PinnedBlock{}));
+  PinnedBlock block = std::exchange(block_, PinnedBlock{});
+  if (std::exchange(lazy_, false)) {
+    munmap(block.data, block.capacity);
+  } else {
+    staging_pool().release(block);
+  }
   device_begin_ = nullptr;
 }
 
@@ -52,14 +73,18 @@ StagedBuffer StagedBuffer::unchanged(const void* buffer) {
 }
 
 Status StagedBuffer::for_reading(const void* buffer, ByteSpan span, StagedBuffer* out) {
-  return stage(buffer, span, true, out);
+  return stage(buffer, span, true, false, out);
 }
 
 Status StagedBuffer::for_writing(void* buffer, ByteSpan span, bool preserve, StagedBuffer* out) {
-  return stage(buffer, span, preserve, out);
+  return stage(buffer, span, preserve, false, out);
 }
 
-Status StagedBuffer::stage(const void* buffer, ByteSpan span, bool copy_in, StagedBuffer* out) {
+Status StagedBuffer::for_landing(void* buffer, ByteSpan span, bool preserve, StagedBuffer* out) {
+  return stage(buffer, span, preserve, !preserve && span.bytes >= kLazyLandingBytes, out);
+}
+
+Status StagedBuffer::stage(const void* buffer, ByteSpan span, bool copy_in, bool lazy, StagedBuffer* out) {
   StagedBuffer staged;
   staged.mpi_pointer_ = const_cast<void*>(buffer);
   const PointerInfo owner = classify(buffer);
@@ -80,10 +105,12 @@ Status StagedBuffer::stage(const void* buffer, ByteSpan span, bool copy_in, Stag
     *out = std::move(staged);
     return Status::ok();
   }
-  Status status = staging_pool().acquire(span.bytes, owner, &staged.block_);
+  Status status = lazy ? reserve_lazily(span.bytes, &staged.block_)
+                       : staging_pool().acquire(span.bytes, owner, &staged.block_);
   if (!status.is_ok()) {
     return status;
   }
+  staged.lazy_ = lazy;
   // MPI addresses the data from the user's pointer, span.offset before the
   // span's first byte; the host copy keeps that geometry.
   staged.mpi_pointer_ = staged.block_.data - span.offset;

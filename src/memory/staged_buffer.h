@@ -28,6 +28,11 @@ class StagedBuffer {
   // bytes with their own values (and IN_PLACE inputs arrive).
   static Status for_writing(void* buffer, ByteSpan span, bool preserve, StagedBuffer* out);
 
+  // The landing buffer of a device receive: like for_writing, but a large
+  // span without holes is reserved lazily (anonymous memory, untouched pages
+  // cost nothing), since a rendezvous envelope fills only its first page.
+  static Status for_landing(void* buffer, ByteSpan span, bool preserve, StagedBuffer* out);
+
   // A buffer argument MPI does not use in this call (a receive buffer off
   // the root, MPI_IN_PLACE): handed on untouched, never classified.
   static StagedBuffer unchanged(const void* buffer);
@@ -35,6 +40,10 @@ class StagedBuffer {
   // The pointer to hand to MPI in place of the user's.
   void* mpi_pointer() const { return mpi_pointer_; }
   bool staged() const { return device_begin_ != nullptr; }
+  // The span's first byte on the device, its host copy, and the owner.
+  char* device_span_begin() const { return device_begin_; }
+  char* host_span_begin() const { return block_.data; }
+  const PointerInfo& owner() const { return owner_; }
   std::size_t staged_bytes() const { return staged() ? span_bytes_ : 0; }
 
   // Copies the first `bytes` of the span (all of it at most) back to the
@@ -46,7 +55,7 @@ class StagedBuffer {
   Status refresh_from_device();
 
  private:
-  static Status stage(const void* buffer, ByteSpan span, bool copy_in, StagedBuffer* out);
+  static Status stage(const void* buffer, ByteSpan span, bool copy_in, bool lazy, StagedBuffer* out);
   void release();
 
   void* mpi_pointer_ = nullptr;
@@ -54,6 +63,7 @@ class StagedBuffer {
   std::size_t span_bytes_ = 0;
   PointerInfo owner_;
   PinnedBlock block_;
+  bool lazy_ = false;  // block_ is an anonymous mapping of ours, not the pool's
 };
 
 // Layout and span of `count` elements of `type` in one call.

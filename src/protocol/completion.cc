@@ -36,14 +36,14 @@ class StatusArray {
 // Copy-back for the persistent device requests among `handles` at
 // `indices` (all of them when indices is null).
 Status complete_indices(const std::vector<MPI_Request>& handles, const int* indices, int completed,
-                        const MPI_Status* statuses, bool statuses_by_position) {
+                        MPI_Status* statuses, bool statuses_by_position) {
   Status result;
   if (operations().persistent_count() == 0) {
     return result;
   }
   for (int k = 0; k < completed; ++k) {
     const int i = indices == nullptr ? k : indices[k];
-    const MPI_Status& status = statuses[statuses_by_position ? i : k];
+    MPI_Status* status = &statuses[statuses_by_position ? i : k];
     Status copied = complete_persistent(handles[static_cast<std::size_t>(i)], status);
     if (result.is_ok()) {
       result = std::move(copied);
@@ -63,7 +63,7 @@ Status test(MPI_Request* request, int* flag, MPI_Status* status) {
   const MPI_Request handle = *request;
   StatusArray local(status, 1);
   const int rc = real_mpi().Test(request, flag, local.get());
-  Status copied = *flag != 0 ? complete_persistent(handle, *local.get()) : Status::ok();
+  Status copied = *flag != 0 ? complete_persistent(handle, local.get()) : Status::ok();
   return first_failure(from_mpi(rc), std::move(copied));
 }
 
@@ -72,7 +72,7 @@ Status wait(MPI_Request* request, MPI_Status* status) {
     const MPI_Request handle = *request;
     StatusArray local(status, 1);
     const int rc = real_mpi().Wait(request, local.get());
-    return first_failure(from_mpi(rc), complete_persistent(handle, *local.get()));
+    return first_failure(from_mpi(rc), complete_persistent(handle, local.get()));
   }
   int flag = 0;
   for (;;) {
@@ -171,7 +171,7 @@ Status request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   StatusArray local(status, 1);
   const int rc = real_mpi().Request_get_status(request, flag, local.get());
   // The copy-back happens now, once: the later wait finds it done.
-  Status copied = *flag != 0 ? complete_persistent(request, *local.get()) : Status::ok();
+  Status copied = *flag != 0 ? complete_persistent(request, local.get()) : Status::ok();
   return first_failure(from_mpi(rc), std::move(copied));
 }
 

@@ -6,22 +6,22 @@
 
 namespace cumpi::protocol {
 
-void OperationTable::add_pending(std::unique_ptr<PendingOperation> operation) {
+void OperationTable::add_pending(std::unique_ptr<Operation> operation) {
   pending_.push_back(operation.release());
   pending_count_.store(pending_.size(), std::memory_order_relaxed);
   publish_counts();
 }
 
-std::unique_ptr<PendingOperation> OperationTable::take_pending(std::size_t index) {
-  std::unique_ptr<PendingOperation> taken(pending_[index]);
+std::unique_ptr<Operation> OperationTable::take_pending(std::size_t index) {
+  std::unique_ptr<Operation> taken(pending_[index]);
   pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(index));
   pending_count_.store(pending_.size(), std::memory_order_relaxed);
   publish_counts();
   return taken;
 }
 
-PendingOperation* OperationTable::find_pending(const Outcome* outcome) {
-  for (PendingOperation* operation : pending_) {
+Operation* OperationTable::find_pending(const Outcome* outcome) {
+  for (Operation* operation : pending_) {
     if (operation->outcome.get() == outcome) {
       return operation;
     }

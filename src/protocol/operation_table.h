@@ -16,12 +16,12 @@ namespace cumpi::protocol {
 class OperationTable {
  public:
   // Pending operations are owned here until they complete.
-  void add_pending(std::unique_ptr<PendingOperation> operation);
+  void add_pending(std::unique_ptr<Operation> operation);
   // Detaches a completed operation from the table; the caller owns it.
-  std::unique_ptr<PendingOperation> take_pending(std::size_t index);
-  std::vector<PendingOperation*>& pending() { return pending_; }
+  std::unique_ptr<Operation> take_pending(std::size_t index);
+  std::vector<Operation*>& pending() { return pending_; }
   // The pending operation reporting into `outcome`, if any.
-  PendingOperation* find_pending(const Outcome* outcome);
+  Operation* find_pending(const Outcome* outcome);
 
   void add_persistent(std::unique_ptr<PersistentOperation> operation);
   PersistentOperation* find_persistent(MPI_Request request);
@@ -38,7 +38,7 @@ class OperationTable {
 
  private:
   std::mutex mutex_;
-  std::vector<PendingOperation*> pending_;
+  std::vector<Operation*> pending_;
   std::vector<std::unique_ptr<PersistentOperation>> persistent_;
   std::atomic<std::size_t> pending_count_{0};
   std::atomic<std::size_t> persistent_count_{0};

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "memory/staged_buffer.h"
+#include "protocol/receive_target.h"
 #include "runtime/mpi_api.h"
 #include "runtime/stats.h"
 #include "runtime/status.h"
@@ -22,13 +23,30 @@ struct Outcome {
   int error = MPI_SUCCESS;
 };
 
-// A nonblocking device operation: an inner MPI request posted on staged
-// host buffers, shown to the user as a generalized request
-// (MPI_Grequest_start) that completes once the inner one has and the
-// received bytes are back on the device. The operation table owns it.
-struct PendingOperation {
-  MPI_Request inner = MPI_REQUEST_NULL;
+// A nonblocking operation of the engine, shown to the user as a generalized
+// request (MPI_Grequest_start) that completes when the operation does. The
+// operation table owns it; the progress engine advances it.
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  // Moves the operation on without ever blocking; true once it is complete
+  // and `outcome` is filled in.
+  virtual bool advance() = 0;
+  // MPI_Cancel on the user's request while the operation is pending.
+  virtual int cancel() { return MPI_SUCCESS; }
+
   MPI_Request user = MPI_REQUEST_NULL;
+  std::shared_ptr<Outcome> outcome = std::make_shared<Outcome>();
+};
+
+// An inner MPI request posted on staged host buffers: complete once the
+// inner one is and the received bytes are back on the device.
+class StagedOperation final : public Operation {
+ public:
+  bool advance() override;
+  int cancel() override;
+
+  MPI_Request inner = MPI_REQUEST_NULL;
   std::vector<memory::StagedBuffer> reads;   // released at completion
   std::vector<memory::StagedBuffer> writes;  // copied back at completion
   // Point-to-point receives copy back only the bytes that arrived (the rest
@@ -36,18 +54,21 @@ struct PendingOperation {
   bool copy_back_received_only = false;
   stats::Route route = stats::Route::staged_p2p;  // where the copy-back time is counted
 
-  std::shared_ptr<Outcome> outcome = std::make_shared<Outcome>();
+ private:
+  void finish(int test_result, const MPI_Status& inner_status);
 };
 
 // A persistent device request. The user's handle is a real persistent MPI
 // request over a staged host buffer that lives as long as the request; each
 // MPI_Start refreshes the host copy, each completion copies received bytes
 // back to the device.
+// Persistent receives are watched as every receive is: host ones too, when
+// an envelope fits.
 struct PersistentOperation {
   MPI_Request request = MPI_REQUEST_NULL;
   bool is_receive = false;
-  bool dense = true;                 // the span has no holes
-  memory::StagedBuffer staged;
+  memory::StagedBuffer staged;       // sends
+  ReceiveTarget target;              // receives
   bool active = false;               // started; completion not yet handled
   bool freed_by_user = false;        // MPI_Request_free while active
 };

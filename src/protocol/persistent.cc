@@ -1,5 +1,6 @@
 #include "protocol/persistent.h"
 
+#include "protocol/pull.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 
@@ -7,26 +8,38 @@ namespace cumpi::protocol {
 
 namespace {
 
-// Copies back what a completed persistent receive brought in.
-Status copy_back_completed(PersistentOperation& operation, const MPI_Status& status) {
+// Finishes a completed persistent receive: copies plain data back, or pulls
+// the message an envelope announced (blocking: the completion call is
+// reporting the request complete now) and corrects the status.
+Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
   operation.active = false;
   if (!operation.is_receive) {
     return Status::ok();
   }
   const RealMpi& mpi = real_mpi();
   int cancelled = 0;
-  mpi.Test_cancelled(&status, &cancelled);
+  mpi.Test_cancelled(status, &cancelled);
   if (cancelled != 0) {
     return Status::ok();
   }
-  if (!operation.dense) {
-    return operation.staged.copy_back_all();
-  }
   MPI_Count received = 0;
-  if (mpi.Get_elements_x(&status, MPI_BYTE, &received) != MPI_SUCCESS || received == MPI_UNDEFINED) {
-    return operation.staged.copy_back_all();
+  if (mpi.Get_elements_x(status, MPI_BYTE, &received) != MPI_SUCCESS || received == MPI_UNDEFINED) {
+    received = 0;
   }
-  return operation.staged.copy_back(static_cast<std::size_t>(received));
+  Envelope envelope;
+  if (!operation.target.envelope_arrived(static_cast<std::size_t>(received), &envelope)) {
+    return operation.target.finish_plain(static_cast<std::size_t>(received));
+  }
+  Pull pull;
+  Status error = pull.start(envelope, &operation.target);
+  while (error.is_ok() && !pull.advance(&error)) {
+  }
+  mpi.Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(pull.delivered()));
+  if (error.is_ok() && pull.truncated()) {
+    return Status::error(StatusCode::truncated, "message truncated: it is larger than the receive buffer of " +
+                                                    std::to_string(pull.delivered()) + " bytes");
+  }
+  return error;
 }
 
 }  // namespace
@@ -42,10 +55,10 @@ Status prepare_start(MPI_Request request) {
   }
   std::lock_guard<std::mutex> lock(operations().mutex());
   PersistentOperation* operation = operations().find_persistent(request);
-  if (operation == nullptr || (operation->is_receive && operation->dense)) {
+  if (operation == nullptr) {
     return Status::ok();
   }
-  return operation->staged.refresh_from_device();
+  return operation->is_receive ? operation->target.refresh_holes() : operation->staged.refresh_from_device();
 }
 
 void mark_started(MPI_Request before, MPI_Request after) {
@@ -59,7 +72,7 @@ void mark_started(MPI_Request before, MPI_Request after) {
   }
 }
 
-Status complete_persistent(MPI_Request request, const MPI_Status& status) {
+Status complete_persistent(MPI_Request request, MPI_Status* status) {
   if (operations().persistent_count() == 0) {
     return Status::ok();
   }
@@ -68,7 +81,7 @@ Status complete_persistent(MPI_Request request, const MPI_Status& status) {
   if (operation == nullptr || !operation->active) {
     return Status::ok();
   }
-  return copy_back_completed(*operation, status);
+  return finish_completed(*operation, status);
 }
 
 bool free_persistent(MPI_Request* request, int* result) {
@@ -97,7 +110,7 @@ void progress_orphaned_persistent(OperationTable& table) {
     MPI_Status status{};
     MPI_Request request = orphan->request;
     if (real_mpi().Test(&request, &flag, &status) != MPI_SUCCESS || flag != 0) {
-      Status copied = copy_back_completed(*orphan, status);
+      Status copied = finish_completed(*orphan, &status);
       if (!copied.is_ok()) {
         CUMPI_LOG(error, "%s", copied.message().c_str());
       }

@@ -37,60 +37,19 @@ int cancel_operation(void* extra_state, int complete) {
   }
   const Outcome* outcome = static_cast<OutcomeRef*>(extra_state)->get();
   std::lock_guard<std::mutex> lock(operations().mutex());
-  PendingOperation* operation = operations().find_pending(outcome);
-  if (operation == nullptr || operation->inner == MPI_REQUEST_NULL) {
-    return MPI_SUCCESS;
-  }
-  return real_mpi().Cancel(&operation->inner);
-}
-
-// Records the inner request's outcome and copies received bytes back.
-void finish(PendingOperation& operation, int test_result, const MPI_Status& inner_status) {
-  const RealMpi& mpi = real_mpi();
-  Outcome& outcome = *operation.outcome;
-  outcome.status = inner_status;
-  outcome.error = test_result;
-  int cancelled = 0;
-  mpi.Test_cancelled(&inner_status, &cancelled);
-  outcome.cancelled = cancelled != 0;
-  MPI_Count received = 0;
-  if (mpi.Get_elements_x(&inner_status, MPI_BYTE, &received) != MPI_SUCCESS || received == MPI_UNDEFINED) {
-    received = 0;
-  }
-  outcome.received_bytes = received;
-  const bool data_arrived = !outcome.cancelled && (test_result == MPI_SUCCESS || test_result == MPI_ERR_TRUNCATE);
-  stats::ScopedRecord record(operation.route, 0);
-  for (memory::StagedBuffer& buffer : operation.writes) {
-    if (!data_arrived) {
-      break;
-    }
-    Status copied = operation.copy_back_received_only ? buffer.copy_back(static_cast<std::size_t>(received))
-                                                      : buffer.copy_back_all();
-    if (!copied.is_ok()) {
-      CUMPI_LOG(error, "%s", copied.message().c_str());
-      outcome.error = mpi_error_class(copied.code());
-    }
-  }
-  operation.reads.clear();
-  operation.writes.clear();
+  Operation* operation = operations().find_pending(outcome);
+  return operation == nullptr ? MPI_SUCCESS : operation->cancel();
 }
 
 void progress_pending(OperationTable& table) {
-  const RealMpi& mpi = real_mpi();
-  std::vector<PendingOperation*>& pending = table.pending();
+  std::vector<Operation*>& pending = table.pending();
   for (std::size_t i = 0; i < pending.size();) {
-    PendingOperation& operation = *pending[i];
-    int flag = 0;
-    MPI_Status status{};
-    const int rc = mpi.Test(&operation.inner, &flag, &status);
-    if (rc == MPI_SUCCESS && flag == 0) {
+    if (!pending[i]->advance()) {
       ++i;
       continue;
     }
-    finish(operation, rc, status);
-    operation.inner = MPI_REQUEST_NULL;
-    const std::unique_ptr<PendingOperation> done = table.take_pending(i);
-    mpi.Grequest_complete(done->user);
+    const std::unique_ptr<Operation> done = table.take_pending(i);
+    real_mpi().Grequest_complete(done->user);
   }
 }
 
@@ -108,15 +67,16 @@ void progress() {
   }
 }
 
-Status track(std::unique_ptr<PendingOperation> operation, MPI_Request* user_request) {
+Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request) {
   auto* reference = new OutcomeRef(operation->outcome);
   const int rc =
       real_mpi().Grequest_start(query_operation, free_operation, cancel_operation, reference, &operation->user);
   if (rc != MPI_SUCCESS) {
     delete reference;
-    // The inner request is posted and cannot be taken back: finish it here.
-    MPI_Status ignored;
-    real_mpi().Wait(&operation->inner, &ignored);
+    // What is posted cannot be taken back: finish it here.
+    while (!operation->advance()) {
+      progress();
+    }
     return Status::mpi(rc);
   }
   *user_request = operation->user;

@@ -22,7 +22,7 @@ inline void progress_if_pending() {
 
 // Takes over `operation`, whose inner request is posted, and gives the user
 // its generalized request.
-Status track(std::unique_ptr<PendingOperation> operation, MPI_Request* user_request);
+Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request);
 
 // At MPI_Finalize: progresses until nothing is pending (a correct program
 // has completed everything; this only finishes copy-backs in flight).

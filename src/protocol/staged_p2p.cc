@@ -1,10 +1,15 @@
 #include "protocol/staged_p2p.h"
 
 #include <memory>
+#include <vector>
 
 #include "memory/staged_buffer.h"
+#include "memory/classifier.h"
+#include "protocol/completion.h"
 #include "protocol/persistent.h"
 #include "protocol/progress.h"
+#include "protocol/rendezvous_send.h"
+#include "protocol/watched_receive.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
@@ -14,6 +19,7 @@ namespace cumpi::protocol {
 using memory::ByteSpan;
 using memory::StagedBuffer;
 using memory::TypeLayout;
+using memory::PointerInfo;
 
 namespace {
 
@@ -102,7 +108,7 @@ Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* statu
 template <typename Post>
 Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_Request* request, Post post) {
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
-  auto operation = std::make_unique<PendingOperation>();
+  auto operation = std::make_unique<StagedOperation>();
   StagedBuffer staged;
   bool dense = true;
   Status staging = stage_receive(buf, count, type, &staged, &dense);
@@ -119,9 +125,64 @@ Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_R
   return track(std::move(operation), request);
 }
 
+// A device message that goes by rendezvous: contiguous, inside its
+// allocation, large enough, and not buffered (Bsend completes locally).
+struct RendezvousMessage {
+  const char* data = nullptr;
+  std::size_t bytes = 0;
+  memory::PointerInfo owner;
+};
+
+bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest,
+                        RendezvousMessage* out) {
+  if (mode == SendMode::buffered || dest == MPI_PROC_NULL) {
+    return false;
+  }
+  TypeLayout layout;
+  ByteSpan span;
+  if (!memory::span_of_call(type, count, &layout, &span).is_ok() || !memory::is_dense(layout, count, span) ||
+      !goes_by_rendezvous(span.bytes)) {
+    return false;
+  }
+  const memory::PointerInfo owner = memory::classify(buf);
+  const char* data = static_cast<const char*>(buf) + span.offset;
+  const auto first = reinterpret_cast<std::uintptr_t>(data);
+  if (owner.kind != memory::MemoryKind::device || first < owner.base || first + span.bytes > owner.base + owner.size) {
+    return false;  // the staged path reports what is wrong with the buffer
+  }
+  *out = RendezvousMessage{data, span.bytes, owner};
+  return true;
+}
+
+Status rendezvous_send(const RendezvousMessage& message, int dest, int tag, MPI_Comm comm) {
+  RendezvousSend send;
+  Status status = send.start(message.data, message.bytes, message.owner, dest, tag, comm);
+  if (!status.is_ok()) {
+    return status;
+  }
+  Status error;
+  while (!send.advance(&error)) {
+    progress_if_pending();
+  }
+  return error;
+}
+
+Status rendezvous_isend(const RendezvousMessage& message, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  auto operation = std::make_unique<RendezvousSendOperation>();
+  Status status = operation->send.start(message.data, message.bytes, message.owner, dest, tag, comm);
+  if (!status.is_ok()) {
+    return status;
+  }
+  return track(std::move(operation), request);
+}
+
 }  // namespace
 
 Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  RendezvousMessage message;
+  if (rendezvous_message(mode, buf, count, type, dest, &message)) {
+    return rendezvous_send(message, dest, tag, comm);
+  }
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   StagedBuffer staged;
   Status status = stage_send(buf, count, type, &staged);
@@ -134,8 +195,12 @@ Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int de
 
 Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
              MPI_Request* request) {
+  RendezvousMessage message;
+  if (rendezvous_message(mode, buf, count, type, dest, &message)) {
+    return rendezvous_isend(message, dest, tag, comm, request);
+  }
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
-  auto operation = std::make_unique<PendingOperation>();
+  auto operation = std::make_unique<StagedOperation>();
   StagedBuffer staged;
   Status status = stage_send(buf, count, type, &staged);
   if (!status.is_ok()) {
@@ -169,24 +234,28 @@ Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, i
 }
 
 Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  return staged_receive(buf, count, type, status, [&](void* host, MPI_Status* result) {
-    return real_mpi().Recv(host, count, type, source, tag, comm, result);
-  });
+  return watched_recv(buf, count, type, source, tag, comm, status);
 }
 
+Status irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+  return watched_irecv(buf, count, type, source, tag, comm, request);
+}
+
+// Messages matched by MPI_Mprobe itself are never envelopes: probes take
+// every message of the envelope's size into the matched queue.
 Status mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  if (has_queued_messages() && matched_queue().is_handed_out(*message)) {
+    return queued_mrecv(buf, count, type, message, status);
+  }
   return staged_receive(buf, count, type, status, [&](void* host, MPI_Status* result) {
     return real_mpi().Mrecv(host, count, type, message, result);
   });
 }
 
-Status irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-  return staged_receive_nonblocking(buf, count, type, request, [&](void* host, MPI_Request* inner) {
-    return real_mpi().Irecv(host, count, type, source, tag, comm, inner);
-  });
-}
-
 Status imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
+  if (has_queued_messages() && matched_queue().is_handed_out(*message)) {
+    return queued_imrecv(buf, count, type, message, request);
+  }
   return staged_receive_nonblocking(buf, count, type, request, [&](void* host, MPI_Request* inner) {
     return real_mpi().Imrecv(host, count, type, message, inner);
   });
@@ -196,11 +265,11 @@ Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, M
                  MPI_Request* request) {
   auto operation = std::make_unique<PersistentOperation>();
   operation->is_receive = true;
-  Status staging = stage_receive(buf, count, type, &operation->staged, &operation->dense);
-  if (!staging.is_ok()) {
-    return staging;
+  Status status = ReceiveTarget::prepare(buf, count, type, &operation->target);
+  if (!status.is_ok()) {
+    return status;
   }
-  const int rc = real_mpi().Recv_init(operation->staged.mpi_pointer(), count, type, source, tag, comm, request);
+  const int rc = real_mpi().Recv_init(operation->target.landing(), count, type, source, tag, comm, request);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }
@@ -209,50 +278,63 @@ Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, M
   return Status::ok();
 }
 
+namespace {
+
+// The send half of an exchange, nonblocking, from host or device memory.
+Status post_send_half(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                      MPI_Request* request) {
+  if (memory::on_device(buf)) {
+    return isend(SendMode::standard, buf, count, type, dest, tag, comm, request);
+  }
+  return from_mpi(real_mpi().Isend(buf, count, type, dest, tag, comm, request));
+}
+
+// The receive half runs while the send half is in flight (either may need
+// the other side's receive half to progress), then the send half completes.
+Status exchange(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  MPI_Request send_request = MPI_REQUEST_NULL;
+  Status sent = post_send_half(sendbuf, sendcount, sendtype, dest, sendtag, comm, &send_request);
+  if (!sent.is_ok()) {
+    return sent;
+  }
+  Status received = watched_recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+  sent = wait(&send_request, MPI_STATUS_IGNORE);
+  return received.is_ok() ? std::move(sent) : std::move(received);
+}
+
+}  // namespace
+
 Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
-  StagedBuffer outgoing;
-  Status staging = stage_send(sendbuf, sendcount, sendtype, &outgoing);
-  if (!staging.is_ok()) {
-    return staging;
-  }
-  StagedBuffer incoming;
-  bool dense = true;
-  staging = stage_receive(recvbuf, recvcount, recvtype, &incoming, &dense);
-  if (!staging.is_ok()) {
-    return staging;
-  }
-  record.add_bytes(outgoing.staged_bytes() + incoming.staged_bytes());
-  MPI_Status local{};
-  MPI_Status* result = status_or_local(status, &local);
-  const int rc = real_mpi().Sendrecv(outgoing.mpi_pointer(), sendcount, sendtype, dest, sendtag,
-                                     incoming.mpi_pointer(), recvcount, recvtype, source, recvtag, comm, result);
-  return finish_receive(rc, incoming, dense, *result);
+  return exchange(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                  status);
 }
 
 Status sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                         MPI_Comm comm, MPI_Status* status) {
-  stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   TypeLayout layout;
   ByteSpan span;
   Status staging = memory::span_of_call(type, count, &layout, &span);
   if (!staging.is_ok()) {
     return staging;
   }
-  // The host copy holds the outgoing data; what does not get overwritten by
-  // the incoming message goes back to the device unchanged.
-  StagedBuffer staged;
-  staging = StagedBuffer::for_writing(buf, span, true, &staged);
-  if (!staging.is_ok()) {
-    return staging;
+  // The outgoing data is copied first: the incoming message overwrites the buffer.
+  StagedBuffer device_copy;
+  std::vector<char> host_copy;
+  const void* outgoing = nullptr;
+  if (memory::on_device(buf)) {
+    staging = StagedBuffer::for_reading(buf, span, &device_copy);
+    if (!staging.is_ok()) {
+      return staging;
+    }
+    outgoing = device_copy.mpi_pointer();
+  } else {
+    const char* first = static_cast<const char*>(buf) + span.offset;
+    host_copy.assign(first, first + span.bytes);
+    outgoing = host_copy.data() - span.offset;
   }
-  record.add_bytes(staged.staged_bytes());
-  MPI_Status local{};
-  MPI_Status* result = status_or_local(status, &local);
-  const int rc = real_mpi().Sendrecv_replace(staged.mpi_pointer(), count, type, dest, sendtag, source, recvtag,
-                                             comm, result);
-  return finish_receive(rc, staged, false, *result);
+  return exchange(outgoing, count, type, dest, sendtag, buf, count, type, source, recvtag, comm, status);
 }
 
 }  // namespace cumpi::protocol

@@ -37,6 +37,14 @@ std::optional<log::Level> parse_value<log::Level>(std::string_view text) {
   return parse_log_level(text);
 }
 
+template <>
+std::optional<Transports> parse_value<Transports>(std::string_view text) {
+  return parse_transports(text);
+}
+
+std::string format_value(Transports value) {
+  return value.allows(kTransportIpc) ? "ipc,staged" : "staged";
+}
 std::string format_value(bool value) { return value ? "1" : "0"; }
 std::string format_value(std::size_t value) { return std::to_string(value); }
 std::string format_value(log::Level value) { return log::level_name(value); }
@@ -92,6 +100,26 @@ std::optional<log::Level> parse_log_level(std::string_view text) {
     }
   }
   return std::nullopt;
+}
+
+std::optional<Transports> parse_transports(std::string_view text) {
+  Transports transports{kTransportStaged};
+  const std::string value = lower(text);
+  std::size_t begin = 0;
+  while (begin <= value.size()) {
+    std::size_t end = value.find(',', begin);
+    if (end == std::string::npos) {
+      end = value.size();
+    }
+    const std::string_view name = std::string_view(value).substr(begin, end - begin);
+    if (name == "ipc") {
+      transports.bits |= kTransportIpc;
+    } else if (name != "staged") {
+      return std::nullopt;
+    }
+    begin = end + 1;
+  }
+  return transports;
 }
 
 ParsedConfig parse_config(const EnvLookup& lookup) {

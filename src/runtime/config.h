@@ -17,6 +17,13 @@ using Bool = bool;
 using Size = std::size_t;
 using LogLevel = log::Level;
 
+// The point-to-point transports a process may choose (CUMPI_TRANSPORTS).
+enum TransportBits : unsigned { kTransportIpc = 1, kTransportStaged = 2 };
+struct Transports {
+  unsigned bits = kTransportIpc | kTransportStaged;
+  bool allows(TransportBits bit) const { return (bits & bit) != 0; }
+};
+
 struct Config {
 #define CUMPI_CONFIG(field, variable, type, default_value, doc) type field{};
 #include "runtime/config_table.def"
@@ -26,6 +33,9 @@ struct Config {
 std::optional<bool> parse_bool(std::string_view text);
 std::optional<std::size_t> parse_size(std::string_view text);
 std::optional<log::Level> parse_log_level(std::string_view text);
+// A comma-separated list of ipc and staged; staged, the always-correct path,
+// is always allowed.
+std::optional<Transports> parse_transports(std::string_view text);
 
 // Looks up one environment variable; returns nullptr when unset.
 using EnvLookup = std::function<const char*(const char*)>;

@@ -19,6 +19,9 @@ struct OpenMpiHandles {
   MPI_Comm comm_null = nullptr;
   MPI_Datatype byte = nullptr;
   MPI_Request request_null = nullptr;
+  MPI_Info info_null = nullptr;
+  MPI_Message message_null = nullptr;
+  MPI_Message message_no_proc = nullptr;
 };
 // Resolved from the MPI library once it is loaded; null members before.
 const OpenMpiHandles& open_mpi_handles();
@@ -28,8 +31,14 @@ const OpenMpiHandles& open_mpi_handles();
 #undef MPI_COMM_NULL
 #undef MPI_BYTE
 #undef MPI_REQUEST_NULL
+#undef MPI_INFO_NULL
+#undef MPI_MESSAGE_NULL
+#undef MPI_MESSAGE_NO_PROC
 #define MPI_COMM_WORLD (::cumpi::detail::open_mpi_handles().comm_world)
 #define MPI_COMM_NULL (::cumpi::detail::open_mpi_handles().comm_null)
 #define MPI_BYTE (::cumpi::detail::open_mpi_handles().byte)
 #define MPI_REQUEST_NULL (::cumpi::detail::open_mpi_handles().request_null)
+#define MPI_INFO_NULL (::cumpi::detail::open_mpi_handles().info_null)
+#define MPI_MESSAGE_NULL (::cumpi::detail::open_mpi_handles().message_null)
+#define MPI_MESSAGE_NO_PROC (::cumpi::detail::open_mpi_handles().message_no_proc)
 #endif

@@ -6,11 +6,13 @@
 
 #include "memory/classifier.h"
 #include "memory/staging_pool.h"
+#include "protocol/channel.h"
 #include "protocol/progress.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
+#include "transport/ipc/ipc_cache.h"
 
 namespace cumpi::runtime {
 
@@ -52,6 +54,12 @@ void start() {
   stats::g_enabled.store(config().stats, std::memory_order_relaxed);
   set_entry_state(kStatisticsWork, config().stats);
   memory::start_classifier();
+  if (!config().disable) {
+    Status opened = protocol::open_channel();
+    if (!opened.is_ok()) {
+      CUMPI_LOG(warn, "no private channel (MPI error %d): device messages all go eagerly", opened.mpi_code());
+    }
+  }
   set_entry_state(kActive, !config().disable);
   CUMPI_LOG(info, "cumpi started (%s backend)%s", memory::backend_name(),
             config().disable ? ", disabled by CUMPI_DISABLE" : "");
@@ -66,6 +74,8 @@ void stop() {
   if (config().stats) {
     std::fprintf(stderr, "%s", stats::format_table(g_world_rank).c_str());
   }
+  transport::ipc_cache().clear();
+  protocol::close_channel();
   memory::staging_pool().clear();
   memory::stop_backend();
 }

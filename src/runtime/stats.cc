@@ -54,7 +54,7 @@ std::string format_table(int rank) {
   out += header;
   // Pass-through is what remains of all intercepted calls once the engine's
   // routes are taken out: host buffers, waits and probes on host requests.
-  const Route engine_routes[] = {Route::staged_p2p, Route::staged_collective};
+  const Route engine_routes[] = {Route::staged_p2p, Route::ipc, Route::pipeline, Route::staged_collective};
   unsigned long long engine_calls = 0;
   double engine_seconds = 0;
   for (Route r : engine_routes) {
@@ -64,8 +64,11 @@ std::string format_table(int rank) {
   const unsigned long long all = calls(Route::intercepted);
   append_row(out, rank, "pass-through", all > engine_calls ? all - engine_calls : 0, 0,
              seconds(Route::intercepted) > engine_seconds ? seconds(Route::intercepted) - engine_seconds : 0);
-  append_row(out, rank, "staged point-to-point", calls(Route::staged_p2p), bytes(Route::staged_p2p),
+  append_row(out, rank, "eager (staged)", calls(Route::staged_p2p), bytes(Route::staged_p2p),
              seconds(Route::staged_p2p));
+  append_row(out, rank, "rendezvous ipc", calls(Route::ipc), bytes(Route::ipc), seconds(Route::ipc));
+  append_row(out, rank, "rendezvous pipeline", calls(Route::pipeline), bytes(Route::pipeline),
+             seconds(Route::pipeline));
   append_row(out, rank, "staged collective", calls(Route::staged_collective),
              bytes(Route::staged_collective), seconds(Route::staged_collective));
   return out;

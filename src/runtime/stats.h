@@ -10,7 +10,9 @@ namespace cumpi::stats {
 
 enum class Route {
   intercepted,        // every intercepted call while active, whatever its route
-  staged_p2p,         // device point-to-point through pinned host copies
+  staged_p2p,         // device point-to-point in plain MPI format through pinned host copies (eager)
+  ipc,                // rendezvous messages pulled through a CUDA IPC mapping (counted by the receiver)
+  pipeline,           // rendezvous messages through the staged pipeline (counted on both sides)
   staged_collective,  // device collective: device->host, PMPI collective, host->device
   count_,
 };

@@ -14,6 +14,7 @@ enum class StatusCode {
   bad_buffer,    // a buffer argument cannot be used (outside its allocation, ...)
   cuda_error,    // a CUDA driver call failed
   out_of_memory, // host or pinned memory could not be had
+  truncated,     // a message larger than the receive buffer (MPI_ERR_TRUNCATE)
   internal,      // a bug in cumpi or an unsupported situation
 };
 

@@ -1,0 +1,42 @@
+#include "protocol/envelope.h"
+
+#include <cstring>
+
+#include "protocol/channel.h"
+
+namespace cumpi::protocol {
+
+namespace {
+constexpr std::uint64_t kEnvelopeMagic = 0x3156526970'6d7563ULL;  // "cumpiRV1", little-endian
+}  // namespace
+
+Envelope make_envelope(std::uint64_t bytes) {
+  const Channel& own = channel();
+  Envelope envelope;
+  envelope.magic = kEnvelopeMagic;
+  envelope.cookie = own.cookie;
+  envelope.message_id = next_message_id();
+  envelope.bytes = bytes;
+  envelope.sender_world_rank = own.world_rank;
+  envelope.sender_pid = own.pid;
+  envelope.sender_node = own.node;
+  return envelope;
+}
+
+EnvelopeRecord to_record(const Envelope& envelope) {
+  EnvelopeRecord record;
+  std::memcpy(record.bytes, &envelope, sizeof(envelope));
+  return record;
+}
+
+bool read_envelope(const void* record, Envelope* out) {
+  std::uint64_t head[2];
+  std::memcpy(head, record, sizeof(head));
+  if (head[0] != kEnvelopeMagic || head[1] != channel().cookie || !channel_open()) {
+    return false;
+  }
+  std::memcpy(out, record, sizeof(*out));
+  return true;
+}
+
+}  // namespace cumpi::protocol

@@ -1,0 +1,269 @@
+#include "protocol/matched_queue.h"
+
+#include <cstdint>
+#include <type_traits>
+
+#include "protocol/operation_table.h"
+#include "protocol/progress.h"
+#include "runtime/errors.h"
+#include "runtime/real_mpi.h"
+
+namespace cumpi::protocol {
+
+namespace {
+
+bool matches(const QueuedMessage& message, MPI_Comm comm, int source, int tag) {
+  return message.comm == comm && (source == MPI_ANY_SOURCE || source == message.source) &&
+         (tag == MPI_ANY_TAG || tag == message.tag);
+}
+
+// Handles of handed-out messages: the entry's address where MPI_Message is a
+// pointer (Open MPI: never one of its objects), else an integer whose kind
+// bits are zero (MPICH's "invalid handle" kind: never one of its handles).
+template <typename Handle>
+Handle handle_of(const QueuedMessage* message, std::uint32_t serial) {
+  if constexpr (std::is_pointer_v<Handle>) {
+    (void)serial;
+    return reinterpret_cast<Handle>(const_cast<QueuedMessage*>(message));
+  } else {
+    (void)message;
+    return static_cast<Handle>(0x04000000u | (serial & 0x00ffffffu));
+  }
+}
+
+std::size_t received_bytes(const MPI_Status& status) {
+  MPI_Count bytes = 0;
+  if (real_mpi().Get_elements_x(&status, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED) {
+    return 0;
+  }
+  return static_cast<std::size_t>(bytes);
+}
+
+std::uint32_t g_serial = 0;
+std::list<std::pair<MPI_Message, QueuedMessage*>> g_handles;  // guarded by the queue's mutex
+
+}  // namespace
+
+Status MatchedQueue::take(MPI_Message* message, const MPI_Status& probed, MPI_Comm comm) {
+  auto queued = std::make_unique<QueuedMessage>();
+  queued->comm = comm;
+  queued->source = probed.MPI_SOURCE;
+  queued->tag = probed.MPI_TAG;
+  queued->bytes.resize(kEnvelopeBytes);
+  const int rc = real_mpi().Mrecv(queued->bytes.data(), static_cast<int>(kEnvelopeBytes), MPI_BYTE, message,
+                                  MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    return from_mpi(rc);
+  }
+  if (read_envelope(queued->bytes.data(), &queued->envelope)) {
+    queued->is_envelope = true;
+    queued->bytes.clear();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  queue_.push_back(std::move(queued));
+  publish();
+  return Status::ok();
+}
+
+const QueuedMessage* MatchedQueue::find(MPI_Comm comm, int source, int tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& message : queue_) {
+    if (matches(*message, comm, source, tag)) {
+      return message.get();
+    }
+  }
+  return nullptr;
+}
+
+std::unique_ptr<QueuedMessage> MatchedQueue::pop(MPI_Comm comm, int source, int tag) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (matches(**it, comm, source, tag)) {
+      std::unique_ptr<QueuedMessage> found = std::move(*it);
+      queue_.erase(it);
+      publish();
+      return found;
+    }
+  }
+  return nullptr;
+}
+
+MPI_Message MatchedQueue::hand_out(std::unique_ptr<QueuedMessage> message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const MPI_Message handle = handle_of<MPI_Message>(message.get(), ++g_serial);
+  g_handles.emplace_back(handle, message.get());
+  handed_out_.push_back(std::move(message));
+  publish();
+  return handle;
+}
+
+bool MatchedQueue::is_handed_out(MPI_Message handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [known, message] : g_handles) {
+    if (known == handle) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<QueuedMessage> MatchedQueue::take_handed_out(MPI_Message handle) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = g_handles.begin(); it != g_handles.end(); ++it) {
+    if (it->first != handle) {
+      continue;
+    }
+    QueuedMessage* wanted = it->second;
+    g_handles.erase(it);
+    for (auto entry = handed_out_.begin(); entry != handed_out_.end(); ++entry) {
+      if (entry->get() == wanted) {
+        std::unique_ptr<QueuedMessage> found = std::move(*entry);
+        handed_out_.erase(entry);
+        publish();
+        return found;
+      }
+    }
+  }
+  return nullptr;
+}
+
+void MatchedQueue::publish() {
+  g_queued_messages.store(queue_.size() + handed_out_.size(), std::memory_order_relaxed);
+}
+
+MatchedQueue& matched_queue() {
+  static MatchedQueue* queue = new MatchedQueue();  // lives until exit
+  return *queue;
+}
+
+void report_status(MPI_Status* status, int source, int tag, std::size_t bytes, int error) {
+  if (status == MPI_STATUS_IGNORE) {
+    return;
+  }
+  const RealMpi& mpi = real_mpi();
+  status->MPI_SOURCE = source;
+  status->MPI_TAG = tag;
+  status->MPI_ERROR = error;
+  mpi.Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
+  mpi.Status_set_cancelled(status, 0);
+}
+
+namespace {
+
+// One look at MPI for a message: Iprobe, or Probe when blocking is safe
+// (nothing of the engine's own is waiting for service meanwhile).
+int look(int source, int tag, MPI_Comm comm, bool blocking, int* found, MPI_Status* status) {
+  const RealMpi& mpi = real_mpi();
+  if (blocking && operations().pending_count() == 0) {
+    *found = 1;
+    return mpi.Probe(source, tag, comm, status);
+  }
+  progress_if_pending();
+  return mpi.Iprobe(source, tag, comm, found, status);
+}
+
+// Finds the next message for a probe: from the queue, or from MPI, taking a
+// message of the envelope's size into the queue. *found stays 0 when a
+// nonblocking probe found nothing.
+Status find_message(int source, int tag, MPI_Comm comm, bool blocking, int* found, const QueuedMessage** queued,
+                    MPI_Status* plain) {
+  MatchedQueue& queue = matched_queue();
+  for (;;) {
+    *queued = has_queued_messages() ? queue.find(comm, source, tag) : nullptr;
+    if (*queued != nullptr) {
+      *found = 1;
+      return Status::ok();
+    }
+    *found = 0;
+    const int rc = look(source, tag, comm, blocking, found, plain);
+    if (rc != MPI_SUCCESS) {
+      return from_mpi(rc);
+    }
+    if (*found == 0) {
+      if (!blocking) {
+        return Status::ok();
+      }
+      continue;
+    }
+    if (plain->MPI_SOURCE == MPI_PROC_NULL || received_bytes(*plain) != kEnvelopeBytes) {
+      return Status::ok();
+    }
+    // The same source and tag match the same message again: MPI's order.
+    MPI_Message message{};
+    MPI_Status probed{};
+    const int mrc = real_mpi().Mprobe(plain->MPI_SOURCE, plain->MPI_TAG, comm, &message, &probed);
+    if (mrc != MPI_SUCCESS) {
+      return from_mpi(mrc);
+    }
+    Status taken = queue.take(&message, probed, comm);
+    if (!taken.is_ok()) {
+      return taken;
+    }
+  }
+}
+
+}  // namespace
+
+Status probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  int found = 0;
+  const QueuedMessage* queued = nullptr;
+  MPI_Status plain{};
+  Status result = find_message(source, tag, comm, flag == nullptr, &found, &queued, &plain);
+  if (flag != nullptr) {
+    *flag = found;
+  }
+  if (!result.is_ok() || found == 0) {
+    return result;
+  }
+  if (queued != nullptr) {
+    report_status(status, queued->source, queued->tag, queued->real_bytes(), MPI_SUCCESS);
+  } else if (status != MPI_STATUS_IGNORE) {
+    *status = plain;
+  }
+  return Status::ok();
+}
+
+Status mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  MatchedQueue& queue = matched_queue();
+  for (;;) {
+    int found = 0;
+    const QueuedMessage* queued = nullptr;
+    MPI_Status plain{};
+    Status result = find_message(source, tag, comm, flag == nullptr, &found, &queued, &plain);
+    if (flag != nullptr) {
+      *flag = found;
+    }
+    if (!result.is_ok() || found == 0) {
+      return result;
+    }
+    if (queued != nullptr) {
+      std::unique_ptr<QueuedMessage> taken = queue.pop(comm, queued->source, queued->tag);
+      report_status(status, taken->source, taken->tag, taken->real_bytes(), MPI_SUCCESS);
+      *message = queue.hand_out(std::move(taken));
+      return Status::ok();
+    }
+    if (plain.MPI_SOURCE == MPI_PROC_NULL) {
+      *message = MPI_MESSAGE_NO_PROC;
+      if (status != MPI_STATUS_IGNORE) *status = plain;
+      return Status::ok();
+    }
+    // A plain message that is not of the envelope's size: match exactly it.
+    MPI_Status probed{};
+    const int rc = real_mpi().Mprobe(plain.MPI_SOURCE, plain.MPI_TAG, comm, message, &probed);
+    if (rc != MPI_SUCCESS) {
+      return from_mpi(rc);
+    }
+    if (received_bytes(probed) == kEnvelopeBytes) {
+      // Another thread's message came in between; look again.
+      Status taken = queue.take(message, probed, comm);
+      if (!taken.is_ok()) return taken;
+      continue;
+    }
+    if (status != MPI_STATUS_IGNORE) {
+      *status = probed;
+    }
+    return Status::ok();
+  }
+}
+
+}  // namespace cumpi::protocol

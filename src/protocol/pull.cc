@@ -1,0 +1,164 @@
+#include "protocol/pull.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "protocol/channel.h"
+#include "runtime/config.h"
+#include "runtime/errors.h"
+#include "runtime/log.h"
+#include "runtime/real_mpi.h"
+#include "runtime/stats.h"
+
+namespace cumpi::protocol {
+
+namespace {
+
+// The route to each peer is logged once, at info.
+void log_route_once(int sender, const char* route, const std::string& reason) {
+  static std::mutex mutex;
+  static std::set<std::pair<int, std::string>> logged;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (logged.emplace(sender, route).second) {
+    CUMPI_LOG(info, "rendezvous messages from rank %d take %s%s%s", sender, route, reason.empty() ? "" : ": ",
+              reason.c_str());
+  }
+}
+
+}  // namespace
+
+Pull::~Pull() {
+  if (mapping_ != nullptr) {
+    Status ignored = memory::backend().wait_copy(&ticket_);
+    (void)ignored;
+    transport::ipc_cache().release(mapping_);
+  }
+}
+
+Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
+  envelope_ = envelope;
+  target_ = target;
+  delivered_ = static_cast<std::size_t>(std::min<std::uint64_t>(envelope.bytes, target->capacity()));
+  truncated_ = envelope.bytes > target->capacity();
+  started_ = stats::enabled() ? stats::now_seconds() : 0.0;
+  std::string reason;
+  if (start_ipc(&reason)) {
+    route_ = Route::ipc;
+    log_route_once(envelope.sender_world_rank, "CUDA IPC", "");
+    return Status::ok();
+  }
+  log_route_once(envelope.sender_world_rank, "the staged pipeline", reason);
+  route_ = Route::pipeline;
+  return start_pipeline();
+}
+
+bool Pull::start_ipc(std::string* decline_reason) {
+  if (!config().transports.allows(kTransportIpc)) {
+    *decline_reason = "CUMPI_TRANSPORTS excludes ipc";
+    return false;
+  }
+  if (envelope_.sender_node != channel().node) {
+    *decline_reason = "the sender is on another node";
+    return false;
+  }
+  if (envelope_.has_ipc == 0) {
+    *decline_reason = "the sender's buffer cannot be exported (pool or VMM memory)";
+    return false;
+  }
+  if (!target_->on_device() || !target_->dense()) {
+    *decline_reason = "";  // host or non-contiguous receive buffers: by message, not by peer
+    return false;
+  }
+  if (envelope_.ipc.offset + delivered_ > envelope_.ipc.allocation_bytes) {
+    *decline_reason = "the envelope's buffer lies outside its allocation";
+    return false;
+  }
+  Status status = transport::ipc_cache().acquire(envelope_.sender_world_rank, envelope_.sender_pid,
+                                                 envelope_.ipc, target_->owner(), &mapping_);
+  if (!status.is_ok()) {
+    mapping_ = nullptr;
+    *decline_reason = status.message();
+    return false;
+  }
+  status = memory::backend().start_copy(target_->dense_destination(),
+                                        static_cast<const char*>(mapping_->base) + envelope_.ipc.offset,
+                                        delivered_, target_->owner().context, &ticket_);
+  if (!status.is_ok()) {
+    transport::ipc_cache().release(mapping_);
+    mapping_ = nullptr;
+    *decline_reason = status.message();
+    return false;
+  }
+  return true;
+}
+
+Status Pull::start_pipeline() {
+  char* destination = target_->dense_destination();
+  memory::PointerInfo owner = target_->on_device() ? target_->owner() : memory::PointerInfo{};
+  if (destination == nullptr) {
+    packed_.resize(delivered_);
+    destination = packed_.data();
+    owner = memory::PointerInfo{};
+  }
+  Reply pull;
+  pull.kind = ReplyKind::pull;
+  pull.bytes = delivered_;
+  pull.chunk = std::max<std::size_t>(config().pipeline_chunk, 4096);
+  pull.depth = static_cast<std::uint32_t>(std::clamp<std::size_t>(config().pipeline_depth, 1, 64));
+  Status status = send_reply(pull);
+  if (!status.is_ok()) {
+    return status;
+  }
+  const transport::PipelineShape shape{delivered_, pull.chunk, static_cast<int>(pull.depth)};
+  return pipeline_.start(destination, owner, shape, channel().comm, envelope_.sender_world_rank,
+                         chunk_tag(envelope_.message_id));
+}
+
+Status Pull::send_reply(const Reply& reply) const {
+  return from_mpi(real_mpi().Send(&reply, static_cast<int>(sizeof(reply)), MPI_BYTE, envelope_.sender_world_rank,
+                                  reply_tag(envelope_.message_id), channel().comm));
+}
+
+bool Pull::advance(Status* error) {
+  if (finished_) {
+    return true;
+  }
+  bool done = false;
+  if (route_ == Route::ipc) {
+    Status status = memory::backend().poll_copy(&ticket_, &done);
+    if (!status.is_ok()) {
+      *error = std::move(status);
+      done = true;
+    }
+    if (done) {
+      transport::ipc_cache().release(mapping_);
+      mapping_ = nullptr;
+    }
+  } else {
+    done = pipeline_.advance(error) || !error->is_ok();
+    if (done && error->is_ok() && !packed_.empty()) {
+      *error = target_->deliver_packed(packed_.data(), packed_.size());
+    }
+  }
+  if (done) {
+    finish(error);
+  }
+  return done;
+}
+
+// FIN goes even after a failure: the sender must not wait forever.
+void Pull::finish(Status* error) {
+  finished_ = true;
+  Status sent = send_reply(Reply{});
+  if (error->is_ok()) {
+    *error = std::move(sent);
+  }
+  if (stats::enabled()) {
+    stats::record(route_ == Route::ipc ? stats::Route::ipc : stats::Route::pipeline, delivered_,
+                  stats::now_seconds() - started_);
+  }
+}
+
+}  // namespace cumpi::protocol

@@ -1,0 +1,57 @@
+// The receiver's side of a rendezvous message: once an envelope arrived, the
+// data is pulled through a CUDA IPC mapping of the sender's buffer (same
+// node, both GPUs reachable) or through the staged pipeline, which the
+// sender feeds on request. FIN then tells the sender its send is complete.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "memory/backend.h"
+#include "protocol/envelope.h"
+#include "protocol/receive_target.h"
+#include "runtime/status.h"
+#include "transport/ipc/ipc_cache.h"
+#include "transport/staged/pipeline.h"
+
+namespace cumpi::protocol {
+
+class Pull {
+ public:
+  Pull() = default;
+  ~Pull();
+  Pull(const Pull&) = delete;
+  Pull& operator=(const Pull&) = delete;
+
+  // Starts pulling `envelope`'s message into `target`, which must outlive
+  // the pull. A message larger than the target's capacity is truncated.
+  Status start(const Envelope& envelope, ReceiveTarget* target);
+  // Never blocks; true once the data is in place and FIN was sent.
+  bool advance(Status* error);
+
+  std::size_t delivered() const { return delivered_; }
+  bool truncated() const { return truncated_; }
+
+ private:
+  enum class Route { none, ipc, pipeline };
+
+  // Starts the IPC copy, or says why not (an empty reason means "not tried").
+  bool start_ipc(std::string* decline_reason);
+  Status start_pipeline();
+  Status send_reply(const Reply& reply) const;
+  void finish(Status* error);
+
+  Route route_ = Route::none;
+  Envelope envelope_;
+  ReceiveTarget* target_ = nullptr;
+  std::size_t delivered_ = 0;
+  bool truncated_ = false;
+  bool finished_ = false;
+  double started_ = 0;
+  transport::IpcMapping* mapping_ = nullptr;
+  memory::CopyTicket ticket_;
+  transport::PipelineReceiver pipeline_;
+  std::vector<char> packed_;  // targets with holes take the message contiguously first
+};
+
+}  // namespace cumpi::protocol

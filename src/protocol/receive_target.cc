@@ -1,0 +1,87 @@
+#include "protocol/receive_target.h"
+
+#include <cstring>
+#include <vector>
+
+#include "runtime/errors.h"
+#include "runtime/real_mpi.h"
+
+namespace cumpi::protocol {
+
+Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, ReceiveTarget* out) {
+  ReceiveTarget target;
+  target.count_ = count;
+  target.type_ = type;
+  Status status = memory::span_of_call(type, count, &target.layout_, &target.span_);
+  if (!status.is_ok()) {
+    return status;
+  }
+  target.dense_ = memory::is_dense(target.layout_, count, target.span_);
+  target.capacity_ = count > 0 ? static_cast<std::size_t>(target.layout_.size) * static_cast<std::size_t>(count) : 0;
+  status = memory::StagedBuffer::for_landing(buffer, target.span_, !target.dense_, &target.staged_);
+  if (!status.is_ok()) {
+    return status;
+  }
+  *out = std::move(target);
+  return Status::ok();
+}
+
+char* ReceiveTarget::dense_destination() const {
+  if (!dense_) {
+    return nullptr;
+  }
+  if (on_device()) {
+    return staged_.device_span_begin();
+  }
+  return static_cast<char*>(staged_.mpi_pointer()) + span_.offset;
+}
+
+bool ReceiveTarget::envelope_arrived(std::size_t received, Envelope* envelope) const {
+  if (received != kEnvelopeBytes || !may_take_envelope(capacity_)) {
+    return false;
+  }
+  const char* host_span = static_cast<const char*>(landing()) + span_.offset;
+  if (dense_) {
+    return read_envelope(host_span, envelope);
+  }
+  // The envelope's bytes lie scattered over the type's data bytes: gather
+  // the elements that hold them.
+  const int elements = static_cast<int>((kEnvelopeBytes + layout_.size - 1) / layout_.size);
+  std::vector<unsigned char> packed(static_cast<std::size_t>(elements * layout_.size));
+  int position = 0;
+  if (real_mpi().Pack(landing(), elements, type_, packed.data(), static_cast<int>(packed.size()), &position,
+                      MPI_COMM_WORLD) != MPI_SUCCESS) {
+    return false;
+  }
+  return read_envelope(packed.data(), envelope);
+}
+
+Status ReceiveTarget::refresh_holes() { return dense_ ? Status::ok() : staged_.refresh_from_device(); }
+
+Status ReceiveTarget::finish_plain(std::size_t received) {
+  if (!on_device()) {
+    return Status::ok();
+  }
+  return dense_ ? staged_.copy_back(received) : staged_.copy_back_all();
+}
+
+Status ReceiveTarget::deliver_packed(const void* bytes, std::size_t length) {
+  const std::size_t delivered = length < capacity_ ? length : capacity_;
+  if (dense_) {
+    char* host_span = static_cast<char*>(landing()) + span_.offset;
+    if (delivered != 0) {
+      std::memcpy(host_span, bytes, delivered);
+    }
+    return finish_plain(delivered);
+  }
+  const int elements = layout_.size == 0 ? 0 : static_cast<int>(delivered / static_cast<std::size_t>(layout_.size));
+  int position = 0;
+  const int rc = real_mpi().Unpack(bytes, static_cast<int>(delivered), &position, landing(), elements, type_,
+                                   MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) {
+    return from_mpi(rc);
+  }
+  return finish_plain(delivered);
+}
+
+}  // namespace cumpi::protocol

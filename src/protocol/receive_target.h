@@ -1,0 +1,61 @@
+// One receive's buffer, as the rendezvous protocol sees it: where MPI lands
+// the message (the user's host buffer, or a host landing buffer for a
+// device buffer), whether an envelope can arrive there, and where pulled
+// data goes.
+#pragma once
+
+#include <cstddef>
+
+#include "memory/datatype_layout.h"
+#include "memory/staged_buffer.h"
+#include "protocol/envelope.h"
+#include "runtime/mpi_api.h"
+#include "runtime/status.h"
+
+namespace cumpi::protocol {
+
+class ReceiveTarget {
+ public:
+  // For a receive of `count` elements of `type` into `buffer` (host or device).
+  static Status prepare(void* buffer, int count, MPI_Datatype type, ReceiveTarget* out);
+
+  // The buffer, count and type to post the PMPI receive with.
+  void* landing() const { return staged_.mpi_pointer(); }
+  int count() const { return count_; }
+  MPI_Datatype type() const { return type_; }
+
+  std::size_t capacity() const { return capacity_; }
+  bool on_device() const { return staged_.staged(); }
+  // The data bytes are one contiguous run (no holes between elements).
+  bool dense() const { return dense_; }
+  // Where a dense target's bytes go: device memory for a device buffer,
+  // else the user's host memory; null when not dense.
+  char* dense_destination() const;
+  const memory::PointerInfo& owner() const { return staged_.owner(); }
+
+  // After MPI delivered `received` bytes into landing(): true and the
+  // envelope when those bytes are one.
+  bool envelope_arrived(std::size_t received, Envelope* envelope) const;
+  // Before each start of a persistent receive with holes: the host landing
+  // takes the device's bytes again, so that a copy-back keeps the holes.
+  Status refresh_holes();
+  // After MPI delivered `received` bytes of plain data into landing().
+  Status finish_plain(std::size_t received);
+  // Writes `bytes` of packed message data (a pulled message into a target
+  // with holes, or a probed plain message) as MPI would have, then finishes.
+  Status deliver_packed(const void* bytes, std::size_t length);
+
+ private:
+  memory::StagedBuffer staged_;
+  int count_ = 0;
+  MPI_Datatype type_{};
+  memory::TypeLayout layout_;
+  memory::ByteSpan span_;
+  std::size_t capacity_ = 0;
+  bool dense_ = true;
+};
+
+// True when a receive of `capacity` bytes could take an envelope.
+inline bool may_take_envelope(std::size_t capacity) { return capacity >= kEnvelopeBytes; }
+
+}  // namespace cumpi::protocol

@@ -1,0 +1,118 @@
+#include "protocol/rendezvous_send.h"
+
+#include <algorithm>
+
+#include "protocol/channel.h"
+#include "runtime/config.h"
+#include "runtime/errors.h"
+#include "runtime/log.h"
+#include "runtime/real_mpi.h"
+#include "runtime/stats.h"
+
+namespace cumpi::protocol {
+
+bool goes_by_rendezvous(std::size_t bytes) {
+  return channel_open() && bytes >= kEnvelopeBytes && bytes >= config().eager_limit;
+}
+
+RendezvousSend::~RendezvousSend() {
+  const RealMpi& mpi = real_mpi();
+  for (MPI_Request* request : {&reply_request_, &envelope_request_}) {
+    if (*request != MPI_REQUEST_NULL) {
+      mpi.Cancel(request);
+      mpi.Wait(request, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
+Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest,
+                             int tag, MPI_Comm comm) {
+  data_ = data;
+  owner_ = owner;
+  started_ = stats::enabled() ? stats::now_seconds() : 0.0;
+  envelope_ = make_envelope(bytes);
+  if (config().transports.allows(kTransportIpc) && memory::backend().export_ipc(data, owner, &envelope_.ipc)) {
+    envelope_.has_ipc = 1;
+  }
+  record_ = to_record(envelope_);
+  // The reply receive is posted first: FIN may come back at once.
+  Status status = post_reply_receive();
+  if (!status.is_ok()) {
+    return status;
+  }
+  return from_mpi(real_mpi().Isend(record_.bytes, static_cast<int>(kEnvelopeBytes), MPI_BYTE, dest, tag, comm,
+                                   &envelope_request_));
+}
+
+Status RendezvousSend::post_reply_receive() {
+  return from_mpi(real_mpi().Irecv(&reply_, static_cast<int>(sizeof(reply_)), MPI_BYTE, MPI_ANY_SOURCE,
+                                   reply_tag(envelope_.message_id), channel().comm, &reply_request_));
+}
+
+void RendezvousSend::serve_pull(int receiver, Status* error) {
+  const std::size_t bytes = static_cast<std::size_t>(std::min<std::uint64_t>(reply_.bytes, envelope_.bytes));
+  const transport::PipelineShape shape{bytes, static_cast<std::size_t>(std::max<std::uint64_t>(reply_.chunk, 1)),
+                                       static_cast<int>(std::max<std::uint32_t>(reply_.depth, 1))};
+  *error = pipeline_.start(data_, owner_, shape, channel().comm, receiver, chunk_tag(envelope_.message_id));
+  pipelining_ = true;
+  if (error->is_ok()) {
+    *error = post_reply_receive();
+  }
+}
+
+bool RendezvousSend::advance(Status* error) {
+  const RealMpi& mpi = real_mpi();
+  int flag = 0;
+  if (envelope_request_ != MPI_REQUEST_NULL) {
+    const int rc = mpi.Test(&envelope_request_, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      *error = from_mpi(rc);
+      return true;
+    }
+  }
+  if (reply_request_ != MPI_REQUEST_NULL) {
+    MPI_Status status{};
+    const int rc = mpi.Test(&reply_request_, &flag, &status);
+    if (rc != MPI_SUCCESS) {
+      *error = from_mpi(rc);
+      return true;
+    }
+    if (flag != 0 && reply_.kind == ReplyKind::pull && !pipelining_) {
+      serve_pull(status.MPI_SOURCE, error);
+    } else if (flag != 0) {
+      fin_ = true;
+    }
+    if (!error->is_ok()) {
+      return true;
+    }
+  }
+  if (pipelining_ && !pipeline_done_) {
+    pipeline_done_ = pipeline_.advance(error);
+    if (!error->is_ok()) {
+      return true;
+    }
+  }
+  const bool done = fin_ && envelope_request_ == MPI_REQUEST_NULL && (!pipelining_ || pipeline_done_);
+  if (done && pipelining_ && stats::enabled()) {
+    stats::record(stats::Route::pipeline, static_cast<std::size_t>(envelope_.bytes), stats::now_seconds() - started_);
+  }
+  return done;
+}
+
+}  // namespace cumpi::protocol
+
+namespace cumpi::protocol {
+
+bool RendezvousSendOperation::advance() {
+  Status error;
+  if (!send.advance(&error)) {
+    return false;
+  }
+  if (!error.is_ok()) {
+    CUMPI_LOG(error, "%s", error.message().c_str());
+    outcome->error = error.code() == StatusCode::mpi_error ? error.mpi_code() : mpi_error_class(error.code());
+  }
+  return true;
+}
+
+}  // namespace cumpi::protocol

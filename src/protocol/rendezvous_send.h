@@ -1,0 +1,64 @@
+// The sender's side of a rendezvous message (DESIGN §3): an envelope on the
+// user's (comm, tag, dest) in place of the data; then, on the private
+// channel, either FIN (the receiver copied through CUDA IPC) or a pull
+// request, which the sender serves by feeding the staged pipeline, and FIN.
+#pragma once
+
+#include <cstddef>
+
+#include "memory/backend.h"
+#include "protocol/operations.h"
+#include "protocol/envelope.h"
+#include "runtime/mpi_api.h"
+#include "runtime/status.h"
+#include "transport/staged/pipeline.h"
+
+namespace cumpi::protocol {
+
+class RendezvousSend {
+ public:
+  RendezvousSend() = default;
+  ~RendezvousSend();
+  RendezvousSend(const RendezvousSend&) = delete;
+  RendezvousSend& operator=(const RendezvousSend&) = delete;
+
+  // `data` is the message's first byte in device memory of `owner`.
+  Status start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest, int tag,
+               MPI_Comm comm);
+  // Never blocks; true once FIN arrived (or an error ended the send).
+  bool advance(Status* error);
+
+ private:
+  Status post_reply_receive();
+  void serve_pull(int receiver, Status* error);
+
+  const char* data_ = nullptr;
+  memory::PointerInfo owner_;
+  Envelope envelope_;
+  EnvelopeRecord record_;
+  MPI_Request envelope_request_ = MPI_REQUEST_NULL;
+  MPI_Request reply_request_ = MPI_REQUEST_NULL;
+  Reply reply_;
+  bool pipelining_ = false;
+  bool pipeline_done_ = false;
+  bool fin_ = false;
+  double started_ = 0;
+  transport::PipelineSender pipeline_;
+};
+
+// True when a device message of `bytes` in a contiguous buffer goes by
+// rendezvous rather than eagerly.
+bool goes_by_rendezvous(std::size_t bytes);
+
+}  // namespace cumpi::protocol
+
+namespace cumpi::protocol {
+
+// A rendezvous send behind a generalized request (MPI_Isend and friends).
+class RendezvousSendOperation final : public Operation {
+ public:
+  RendezvousSend send;
+  bool advance() override;
+};
+
+}  // namespace cumpi::protocol

@@ -1,0 +1,39 @@
+// The size of the datatype a thread received with last, so that a host
+// receive can be told too small for an envelope in a few instructions
+// (mpi_wrappers/pass_through.h). MPI_Type_free invalidates every thread's
+// entry: a freed handle may come back as another type.
+#pragma once
+
+#include <atomic>
+
+#include "runtime/mpi_api.h"
+
+namespace cumpi::protocol {
+
+struct TypeSizeCache {
+  MPI_Datatype type;
+  long long size;
+  unsigned generation;
+  bool valid;
+};
+
+extern thread_local TypeSizeCache t_type_size __attribute__((tls_model("initial-exec")));
+inline std::atomic<unsigned> g_type_generation{0};
+
+inline bool cached_type_size(MPI_Datatype type, long long* size) {
+  const TypeSizeCache& entry = t_type_size;
+  if (!entry.valid || entry.type != type ||
+      entry.generation != g_type_generation.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  *size = entry.size;
+  return true;
+}
+
+inline void remember_type_size(MPI_Datatype type, long long size) {
+  t_type_size = TypeSizeCache{type, size, g_type_generation.load(std::memory_order_relaxed), true};
+}
+
+inline void forget_type_sizes() { g_type_generation.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace cumpi::protocol

@@ -1,0 +1,211 @@
+#include "protocol/watched_receive.h"
+
+#include "protocol/progress.h"
+#include "protocol/type_size_cache.h"
+#include "runtime/errors.h"
+#include "runtime/log.h"
+#include "runtime/real_mpi.h"
+
+namespace cumpi::protocol {
+
+namespace {
+
+std::size_t elements_in_bytes(const MPI_Status& status) {
+  MPI_Count bytes = 0;
+  if (real_mpi().Get_elements_x(&status, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED) {
+    return 0;
+  }
+  return static_cast<std::size_t>(bytes);
+}
+
+int error_of(const Status& status) {
+  if (status.is_ok()) {
+    return MPI_SUCCESS;
+  }
+  CUMPI_LOG(error, "%s", status.message().c_str());
+  return status.code() == StatusCode::mpi_error ? status.mpi_code() : mpi_error_class(status.code());
+}
+
+}  // namespace
+
+Status WatchedReceive::prepare(void* buffer, int count, MPI_Datatype type) {
+  return ReceiveTarget::prepare(buffer, count, type, &target_);
+}
+
+Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
+  Status status = prepare(buffer, count, type);
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (has_queued_messages()) {
+    if (std::unique_ptr<QueuedMessage> queued = matched_queue().pop(comm, source, tag)) {
+      return take_queued(std::move(queued));
+    }
+  }
+  return from_mpi(
+      real_mpi().Irecv(target_.landing(), target_.count(), target_.type(), source, tag, comm, &inner_));
+}
+
+Status WatchedReceive::start_queued(void* buffer, int count, MPI_Datatype type,
+                                    std::unique_ptr<QueuedMessage> message) {
+  if (message == nullptr) {
+    return Status::error(StatusCode::internal, "unknown message handle");
+  }
+  Status status = prepare(buffer, count, type);
+  return status.is_ok() ? take_queued(std::move(message)) : status;
+}
+
+Status WatchedReceive::take_queued(std::unique_ptr<QueuedMessage> message) {
+  queued_ = std::move(message);
+  matched_.MPI_SOURCE = queued_->source;
+  matched_.MPI_TAG = queued_->tag;
+  if (queued_->is_envelope) {
+    pulling_ = true;
+    return pull_.start(queued_->envelope, &target_);
+  }
+  const std::size_t bytes = queued_->bytes.size();
+  Status delivered = target_.deliver_packed(queued_->bytes.data(), bytes);
+  const bool truncated = bytes > target_.capacity();
+  complete(delivered.is_ok() ? (truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS) : error_of(delivered),
+           truncated ? target_.capacity() : bytes);
+  return Status::ok();
+}
+
+bool WatchedReceive::inner_completed() {
+  int flag = 0;
+  const int rc = real_mpi().Test(&inner_, &flag, &matched_);
+  if (rc == MPI_SUCCESS && flag == 0) {
+    return false;
+  }
+  inner_ = MPI_REQUEST_NULL;
+  int cancelled = 0;
+  real_mpi().Test_cancelled(&matched_, &cancelled);
+  const std::size_t received = elements_in_bytes(matched_);
+  Envelope envelope;
+  if (cancelled != 0) {
+    outcome->cancelled = true;
+    complete(MPI_SUCCESS, 0);
+  } else if (rc == MPI_SUCCESS && target_.envelope_arrived(received, &envelope)) {
+    pulling_ = true;
+    Status started = pull_.start(envelope, &target_);
+    if (!started.is_ok()) {
+      complete(error_of(started), 0);
+    }
+  } else {
+    const bool arrived = rc == MPI_SUCCESS || rc == MPI_ERR_TRUNCATE;
+    Status finished = arrived ? target_.finish_plain(received) : Status::ok();
+    error_from_mpi_ = rc != MPI_SUCCESS && finished.is_ok();
+    complete(finished.is_ok() ? rc : error_of(finished), received);
+  }
+  return true;
+}
+
+bool WatchedReceive::advance() {
+  if (done_) {
+    return true;
+  }
+  if (!pulling_ && !inner_completed()) {
+    return false;
+  }
+  if (pulling_ && !done_) {
+    Status error;
+    if (!pull_.advance(&error)) {
+      return false;
+    }
+    const int code = !error.is_ok() ? error_of(error) : (pull_.truncated() ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    complete(code, pull_.delivered());
+  }
+  return done_;
+}
+
+void WatchedReceive::complete(int error, std::size_t bytes) {
+  outcome->status = matched_;
+  outcome->error = error;
+  outcome->received_bytes = static_cast<MPI_Count>(bytes);
+  done_ = true;
+}
+
+int WatchedReceive::cancel() { return inner_ == MPI_REQUEST_NULL ? MPI_SUCCESS : real_mpi().Cancel(&inner_); }
+
+Status run_to_completion(WatchedReceive& operation, MPI_Status* status) {
+  while (!operation.advance()) {
+    progress_if_pending();
+  }
+  const Outcome& result = *operation.outcome;
+  if (status != MPI_STATUS_IGNORE) {
+    report_status(status, result.status.MPI_SOURCE, result.status.MPI_TAG,
+                  static_cast<std::size_t>(result.received_bytes), result.error);
+    real_mpi().Status_set_cancelled(status, result.cancelled ? 1 : 0);
+  }
+  if (result.error == MPI_SUCCESS) {
+    return Status::ok();
+  }
+  if (operation.error_from_mpi()) {
+    return Status::mpi(result.error);
+  }
+  if (result.error == MPI_ERR_TRUNCATE) {
+    return Status::error(StatusCode::truncated, "message truncated: it is larger than the receive buffer of " +
+                                                    std::to_string(result.received_bytes) + " bytes");
+  }
+  return Status::error(StatusCode::internal, "receive failed with MPI error " + std::to_string(result.error));
+}
+
+Status watched_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                    MPI_Status* status) {
+  WatchedReceive operation;
+  Status started = operation.start(buffer, count, type, source, tag, comm);
+  if (!started.is_ok()) {
+    return started;
+  }
+  return run_to_completion(operation, status);
+}
+
+Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                     MPI_Request* request) {
+  auto operation = std::make_unique<WatchedReceive>();
+  Status started = operation->start(buffer, count, type, source, tag, comm);
+  if (!started.is_ok()) {
+    return started;
+  }
+  return track(std::move(operation), request);
+}
+
+Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  WatchedReceive operation;
+  Status started = operation.start_queued(buffer, count, type, matched_queue().take_handed_out(*message));
+  *message = MPI_MESSAGE_NULL;
+  if (!started.is_ok()) {
+    return started;
+  }
+  return run_to_completion(operation, status);
+}
+
+Status queued_imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
+  auto operation = std::make_unique<WatchedReceive>();
+  Status started = operation->start_queued(buffer, count, type, matched_queue().take_handed_out(*message));
+  *message = MPI_MESSAGE_NULL;
+  if (!started.is_ok()) {
+    return started;
+  }
+  return track(std::move(operation), request);
+}
+
+thread_local TypeSizeCache t_type_size __attribute__((tls_model("initial-exec"))) = {};
+
+bool host_receive_needs_engine(int count, MPI_Datatype type) {
+  if (has_queued_messages() || has_device_requests()) {
+    return true;
+  }
+  long long size = 0;
+  if (!cached_type_size(type, &size)) {
+    int queried = 0;
+    if (real_mpi().Type_size(type, &queried) != MPI_SUCCESS) {
+      return false;  // the real call reports the bad datatype
+    }
+    size = queried;
+    remember_type_size(type, size);
+  }
+  return count > 0 && may_take_envelope(static_cast<std::size_t>(count) * static_cast<std::size_t>(size));
+}
+
+}  // namespace cumpi::protocol

@@ -1,0 +1,68 @@
+// A receive that may take an envelope (DESIGN §3): device receives of any
+// size and host receives of at least the envelope's size. It lands what MPI
+// delivers, recognises an envelope, and then pulls the real message; plain
+// data is finished as the staged path does (copied back for device
+// buffers). Receives also take messages a probe moved into the matched
+// queue, before anything MPI still holds.
+#pragma once
+
+#include <memory>
+
+#include "protocol/matched_queue.h"
+#include "protocol/operations.h"
+#include "protocol/pull.h"
+#include "protocol/receive_target.h"
+#include "runtime/mpi_api.h"
+#include "runtime/status.h"
+
+namespace cumpi::protocol {
+
+class WatchedReceive final : public Operation {
+ public:
+  // Takes a queued message matching (comm, source, tag), or posts the
+  // PMPI receive.
+  Status start(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm);
+  // The message of a handle cumpi handed out (MPI_Mprobe of a queued one).
+  Status start_queued(void* buffer, int count, MPI_Datatype type, std::unique_ptr<QueuedMessage> message);
+
+  bool advance() override;
+  int cancel() override;
+  // The outcome's error was returned by the MPI library (whose error
+  // handler has run), not found by cumpi.
+  bool error_from_mpi() const { return error_from_mpi_; }
+
+ private:
+  Status prepare(void* buffer, int count, MPI_Datatype type);
+  Status take_queued(std::unique_ptr<QueuedMessage> message);
+  void complete(int error, std::size_t bytes);
+  bool inner_completed();
+
+  ReceiveTarget target_;
+  MPI_Request inner_ = MPI_REQUEST_NULL;
+  MPI_Status matched_{};     // source and tag of the message
+  std::unique_ptr<QueuedMessage> queued_;
+  Pull pull_;
+  bool pulling_ = false;
+  bool done_ = false;
+  bool error_from_mpi_ = false;
+};
+
+// True when a host receive of (count, type) must be watched, or may have to
+// take a queued message.
+bool host_receive_needs_engine(int count, MPI_Datatype type);
+
+// The blocking forms: run `operation` to completion (serving the engine's
+// other operations meanwhile) and fill the user's status. Errors come back
+// as MPI would return them.
+Status run_to_completion(WatchedReceive& operation, MPI_Status* status);
+
+// Receive entry points of the engine, for host and device buffers alike.
+Status watched_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                    MPI_Status* status);
+Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                     MPI_Request* request);
+// MPI_Mrecv/Imrecv of a handle cumpi handed out.
+Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
+Status queued_imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request);
+
+}  // namespace cumpi::protocol

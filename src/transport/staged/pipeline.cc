@@ -1,0 +1,183 @@
+#include "transport/staged/pipeline.h"
+
+#include <algorithm>
+
+#include "runtime/errors.h"
+#include "runtime/real_mpi.h"
+
+namespace cumpi::transport {
+
+namespace {
+
+using State = PipelineSlot::State;
+
+// Pinned chunk buffers, as many as can be in flight at once.
+Status acquire_slots(const PipelineShape& shape, const memory::PointerInfo& owner, bool with_blocks,
+                     std::vector<PipelineSlot>* slots) {
+  const std::size_t count = std::min<std::size_t>(static_cast<std::size_t>(std::max(shape.depth, 1)), shape.chunks());
+  slots->resize(count);
+  for (PipelineSlot& slot : *slots) {
+    if (with_blocks) {
+      Status status = memory::staging_pool().acquire(shape.chunk, owner, &slot.block);
+      if (!status.is_ok()) {
+        return status;
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// Cancels what is still posted and gives the chunk buffers back (after an
+// error, or at destruction of a completed pipeline).
+void release_slots(std::vector<PipelineSlot>& slots) {
+  const RealMpi& mpi = real_mpi();
+  for (PipelineSlot& slot : slots) {
+    if (slot.request != MPI_REQUEST_NULL) {
+      mpi.Cancel(&slot.request);
+      mpi.Wait(&slot.request, MPI_STATUS_IGNORE);
+    }
+    if (slot.ticket.event != nullptr) {
+      Status ignored = memory::backend().wait_copy(&slot.ticket);
+      (void)ignored;
+    }
+    memory::staging_pool().release(slot.block);
+    slot.block = memory::PinnedBlock{};
+  }
+  slots.clear();
+}
+
+// Tests a slot's transfer; true when it has completed.
+bool transfer_done(PipelineSlot& slot, Status* error) {
+  int flag = 0;
+  const int rc = real_mpi().Test(&slot.request, &flag, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    *error = from_mpi(rc);
+    return false;
+  }
+  return flag != 0;
+}
+
+bool copy_done(PipelineSlot& slot, Status* error) {
+  bool finished = false;
+  Status status = memory::backend().poll_copy(&slot.ticket, &finished);
+  if (!status.is_ok()) {
+    *error = std::move(status);
+    return false;
+  }
+  return finished;
+}
+
+}  // namespace
+
+PipelineSender::~PipelineSender() { release_slots(slots_); }
+
+Status PipelineSender::start(const char* source, const memory::PointerInfo& owner, PipelineShape shape,
+                             MPI_Comm comm, int receiver, int tag) {
+  source_ = source;
+  owner_ = owner;
+  shape_ = shape;
+  comm_ = comm;
+  receiver_ = receiver;
+  tag_ = tag;
+  return acquire_slots(shape_, owner_, true, &slots_);
+}
+
+bool PipelineSender::advance(Status* error) {
+  const std::size_t chunks = shape_.chunks();
+  for (PipelineSlot& slot : slots_) {
+    if (slot.state == State::transferring && transfer_done(slot, error)) {
+      slot.state = State::idle;
+      ++sent_;
+    }
+    if (!error->is_ok()) {
+      return false;
+    }
+    if (slot.state == State::idle && next_copy_ < chunks) {
+      slot.chunk = next_copy_++;
+      Status status = memory::backend().start_copy(slot.block.data, source_ + slot.chunk * shape_.chunk,
+                                                   shape_.length_of(slot.chunk), owner_.context, &slot.ticket);
+      if (!status.is_ok()) {
+        *error = std::move(status);
+        return false;
+      }
+      slot.state = State::copying;
+    }
+  }
+  // Chunks go out in order: the receiver posts its receives in order.
+  for (bool moved = true; moved && next_send_ < chunks;) {
+    moved = false;
+    for (PipelineSlot& slot : slots_) {
+      if (slot.state != State::copying || slot.chunk != next_send_ || !copy_done(slot, error)) {
+        continue;
+      }
+      const int rc = real_mpi().Isend(slot.block.data, static_cast<int>(shape_.length_of(slot.chunk)), MPI_BYTE,
+                                      receiver_, tag_, comm_, &slot.request);
+      if (rc != MPI_SUCCESS) {
+        *error = from_mpi(rc);
+        return false;
+      }
+      slot.state = State::transferring;
+      ++next_send_;
+      moved = true;
+    }
+    if (!error->is_ok()) {
+      return false;
+    }
+  }
+  return sent_ == chunks;
+}
+
+PipelineReceiver::~PipelineReceiver() { release_slots(slots_); }
+
+Status PipelineReceiver::start(char* destination, const memory::PointerInfo& owner, PipelineShape shape,
+                               MPI_Comm comm, int sender, int tag) {
+  destination_ = destination;
+  owner_ = owner;
+  to_device_ = owner.kind == memory::MemoryKind::device;
+  shape_ = shape;
+  comm_ = comm;
+  sender_ = sender;
+  tag_ = tag;
+  return acquire_slots(shape_, owner_, to_device_, &slots_);
+}
+
+bool PipelineReceiver::advance(Status* error) {
+  const std::size_t chunks = shape_.chunks();
+  for (PipelineSlot& slot : slots_) {
+    if (slot.state == State::transferring && transfer_done(slot, error)) {
+      if (to_device_) {
+        Status status = memory::backend().start_copy(destination_ + slot.chunk * shape_.chunk, slot.block.data,
+                                                     shape_.length_of(slot.chunk), owner_.context, &slot.ticket);
+        if (!status.is_ok()) {
+          *error = std::move(status);
+          return false;
+        }
+        slot.state = State::copying;
+      } else {
+        slot.state = State::idle;
+        ++done_;
+      }
+    }
+    if (slot.state == State::copying && copy_done(slot, error)) {
+      slot.state = State::idle;
+      ++done_;
+    }
+    if (!error->is_ok()) {
+      return false;
+    }
+    if (slot.state == State::idle && next_post_ < chunks) {
+      slot.chunk = next_post_++;
+      char* into = to_device_ ? slot.block.data : destination_ + slot.chunk * shape_.chunk;
+      const int rc = real_mpi().Irecv(into, static_cast<int>(shape_.length_of(slot.chunk)), MPI_BYTE, sender_,
+                                      tag_, comm_, &slot.request);
+      if (rc != MPI_SUCCESS) {
+        *error = from_mpi(rc);
+        return false;
+      }
+      slot.state = State::transferring;
+    }
+  }
+  return done_ == chunks;
+}
+
+}  // namespace cumpi::transport
