@@ -76,6 +76,16 @@ void init_device_before_mpi() {
   check_cuda(cudaFree(nullptr), "cudaFree(0)");
 }
 
+std::size_t device_memory_in_use() {
+  if (emulated()) {
+    return 0;
+  }
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  return total_bytes - free_bytes;
+}
+
 bool cuda_driver_loaded() {
   void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (handle != nullptr) {

@@ -20,6 +20,8 @@ const char* device_backend();
 void init_device_before_mpi();
 // True when the process loaded the CUDA driver (the emulation must never).
 bool cuda_driver_loaded();
+// Bytes of this rank's GPU in use (cudaMemGetInfo); 0 in emulation.
+std::size_t device_memory_in_use();
 
 class Buffer {
  public:

@@ -111,6 +111,8 @@ Status Pull::start_pipeline() {
   if (!status.is_ok()) {
     return status;
   }
+  CUMPI_LOG(debug, "pulling message %llu (%zu bytes) from rank %d through the staged pipeline",
+            static_cast<unsigned long long>(envelope_.message_id), delivered_, envelope_.sender_world_rank);
   const transport::PipelineShape shape{delivered_, pull.chunk, static_cast<int>(pull.depth)};
   return pipeline_.start(destination, owner, shape, channel().comm, envelope_.sender_world_rank,
                          chunk_tag(envelope_.message_id));

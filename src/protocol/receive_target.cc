@@ -1,5 +1,6 @@
 #include "protocol/receive_target.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -8,7 +9,8 @@
 
 namespace cumpi::protocol {
 
-Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, ReceiveTarget* out) {
+Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, bool private_landing,
+                              ReceiveTarget* out) {
   ReceiveTarget target;
   target.count_ = count;
   target.type_ = type;
@@ -22,8 +24,24 @@ Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, Receiv
   if (!status.is_ok()) {
     return status;
   }
+  if (private_landing && !target.on_device() && !target.span_.empty()) {
+    // Pages are touched only where MPI writes (a large new[] is mapped lazily).
+    target.private_landing_.reset(new char[target.span_.bytes]);
+    if (!target.dense_) {
+      std::memcpy(target.private_landing_.get(), static_cast<char*>(buffer) + target.span_.offset,
+                  target.span_.bytes);
+    }
+  }
   *out = std::move(target);
   return Status::ok();
+}
+
+void* ReceiveTarget::landing() const {
+  return private_landing_ ? private_landing_.get() - span_.offset : staged_.mpi_pointer();
+}
+
+std::uintptr_t ReceiveTarget::host_first() const {
+  return reinterpret_cast<std::uintptr_t>(staged_.mpi_pointer()) + static_cast<std::uintptr_t>(span_.offset);
 }
 
 char* ReceiveTarget::dense_destination() const {
@@ -59,6 +77,13 @@ bool ReceiveTarget::envelope_arrived(std::size_t received, Envelope* envelope) c
 Status ReceiveTarget::refresh_holes() { return dense_ ? Status::ok() : staged_.refresh_from_device(); }
 
 Status ReceiveTarget::finish_plain(std::size_t received) {
+  if (private_landing_) {
+    const std::size_t bytes = dense_ ? std::min(received, span_.bytes) : span_.bytes;
+    if (bytes != 0) {
+      std::memcpy(static_cast<char*>(staged_.mpi_pointer()) + span_.offset, private_landing_.get(), bytes);
+    }
+    return Status::ok();
+  }
   if (!on_device()) {
     return Status::ok();
   }

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 
 #include "memory/datatype_layout.h"
 #include "memory/staged_buffer.h"
@@ -16,11 +18,15 @@ namespace cumpi::protocol {
 
 class ReceiveTarget {
  public:
-  // For a receive of `count` elements of `type` into `buffer` (host or device).
-  static Status prepare(void* buffer, int count, MPI_Datatype type, ReceiveTarget* out);
+  // For a receive of `count` elements of `type` into `buffer` (host or
+  // device). With `private_landing`, a host buffer's PMPI receive lands in
+  // memory of its own first: another pending receive into the same memory
+  // (OSU-style benchmarks post a window of them) must not overwrite an
+  // envelope before it is read.
+  static Status prepare(void* buffer, int count, MPI_Datatype type, bool private_landing, ReceiveTarget* out);
 
   // The buffer, count and type to post the PMPI receive with.
-  void* landing() const { return staged_.mpi_pointer(); }
+  void* landing() const;
   int count() const { return count_; }
   MPI_Datatype type() const { return type_; }
 
@@ -32,6 +38,9 @@ class ReceiveTarget {
   // else the user's host memory; null when not dense.
   char* dense_destination() const;
   const memory::PointerInfo& owner() const { return staged_.owner(); }
+  // The host bytes [first, last) of a host target; empty for device ones.
+  std::uintptr_t host_first() const;
+  std::uintptr_t host_last() const { return host_first() + (on_device() ? 0 : span_.bytes); }
 
   // After MPI delivered `received` bytes into landing(): true and the
   // envelope when those bytes are one.
@@ -47,6 +56,7 @@ class ReceiveTarget {
 
  private:
   memory::StagedBuffer staged_;
+  std::unique_ptr<char[]> private_landing_;  // host targets only: the span's bytes
   int count_ = 0;
   MPI_Datatype type_{};
   memory::TypeLayout layout_;

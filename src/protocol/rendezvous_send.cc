@@ -77,6 +77,10 @@ bool RendezvousSend::advance(Status* error) {
       *error = from_mpi(rc);
       return true;
     }
+    if (flag != 0) {
+      CUMPI_LOG(debug, "message %llu: %s from rank %d", static_cast<unsigned long long>(envelope_.message_id),
+                reply_.kind == ReplyKind::pull ? "pull request" : "FIN", status.MPI_SOURCE);
+    }
     if (flag != 0 && reply_.kind == ReplyKind::pull && !pipelining_) {
       serve_pull(status.MPI_SOURCE, error);
     } else if (flag != 0) {

@@ -265,7 +265,7 @@ Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, M
                  MPI_Request* request) {
   auto operation = std::make_unique<PersistentOperation>();
   operation->is_receive = true;
-  Status status = ReceiveTarget::prepare(buf, count, type, &operation->target);
+  Status status = ReceiveTarget::prepare(buf, count, type, false, &operation->target);
   if (!status.is_ok()) {
     return status;
   }

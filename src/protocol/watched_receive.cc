@@ -1,5 +1,9 @@
 #include "protocol/watched_receive.h"
 
+#include <mutex>
+#include <utility>
+#include <vector>
+
 #include "protocol/progress.h"
 #include "protocol/type_size_cache.h"
 #include "runtime/errors.h"
@@ -26,14 +30,65 @@ int error_of(const Status& status) {
   return status.code() == StatusCode::mpi_error ? status.mpi_code() : mpi_error_class(status.code());
 }
 
-}  // namespace
+// The host bytes of pending nonblocking watched receives: a receive into
+// memory another one may still write gets a private landing buffer.
+class PendingHostSpans {
+ public:
+  // Registers [first, last); true when it overlaps a registered span.
+  bool add(std::uintptr_t first, std::uintptr_t last) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    bool overlaps = false;
+    for (const auto& [begin, end] : spans_) {
+      overlaps = overlaps || (first < end && begin < last);
+    }
+    spans_.emplace_back(first, last);
+    return overlaps;
+  }
+  void remove(std::uintptr_t first, std::uintptr_t last) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = spans_.begin(); it != spans_.end(); ++it) {
+      if (it->first == first && it->second == last) {
+        spans_.erase(it);
+        return;
+      }
+    }
+  }
 
-Status WatchedReceive::prepare(void* buffer, int count, MPI_Datatype type) {
-  return ReceiveTarget::prepare(buffer, count, type, &target_);
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans_;
+};
+
+PendingHostSpans& pending_host_spans() {
+  static PendingHostSpans* spans = new PendingHostSpans();  // lives until exit
+  return *spans;
 }
 
-Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
-  Status status = prepare(buffer, count, type);
+}  // namespace
+
+WatchedReceive::~WatchedReceive() {
+  if (registered_) {
+    pending_host_spans().remove(target_.host_first(), target_.host_last());
+  }
+}
+
+Status WatchedReceive::prepare(void* buffer, int count, MPI_Datatype type, bool blocking) {
+  Status status = ReceiveTarget::prepare(buffer, count, type, false, &target_);
+  if (!status.is_ok() || blocking || target_.on_device() || target_.host_first() == target_.host_last()) {
+    return status;
+  }
+  const std::uintptr_t first = target_.host_first();
+  const std::uintptr_t last = target_.host_last();
+  registered_ = true;
+  if (pending_host_spans().add(first, last)) {
+    status = ReceiveTarget::prepare(buffer, count, type, true, &target_);
+  }
+  return status;
+}
+
+Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                             bool blocking) {
+  Status status = prepare(buffer, count, type, blocking);
   if (!status.is_ok()) {
     return status;
   }
@@ -51,7 +106,7 @@ Status WatchedReceive::start_queued(void* buffer, int count, MPI_Datatype type,
   if (message == nullptr) {
     return Status::error(StatusCode::internal, "unknown message handle");
   }
-  Status status = prepare(buffer, count, type);
+  Status status = prepare(buffer, count, type, true);
   return status.is_ok() ? take_queued(std::move(message)) : status;
 }
 
@@ -153,7 +208,7 @@ Status run_to_completion(WatchedReceive& operation, MPI_Status* status) {
 Status watched_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                     MPI_Status* status) {
   WatchedReceive operation;
-  Status started = operation.start(buffer, count, type, source, tag, comm);
+  Status started = operation.start(buffer, count, type, source, tag, comm, true);
   if (!started.is_ok()) {
     return started;
   }

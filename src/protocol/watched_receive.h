@@ -19,9 +19,11 @@ namespace cumpi::protocol {
 
 class WatchedReceive final : public Operation {
  public:
+  ~WatchedReceive() override;
   // Takes a queued message matching (comm, source, tag), or posts the
-  // PMPI receive.
-  Status start(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm);
+  // PMPI receive. `blocking`: it completes before the caller goes on.
+  Status start(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+               bool blocking = false);
   // The message of a handle cumpi handed out (MPI_Mprobe of a queued one).
   Status start_queued(void* buffer, int count, MPI_Datatype type, std::unique_ptr<QueuedMessage> message);
 
@@ -32,7 +34,7 @@ class WatchedReceive final : public Operation {
   bool error_from_mpi() const { return error_from_mpi_; }
 
  private:
-  Status prepare(void* buffer, int count, MPI_Datatype type);
+  Status prepare(void* buffer, int count, MPI_Datatype type, bool blocking);
   Status take_queued(std::unique_ptr<QueuedMessage> message);
   void complete(int error, std::size_t bytes);
   bool inner_completed();
@@ -45,6 +47,7 @@ class WatchedReceive final : public Operation {
   bool pulling_ = false;
   bool done_ = false;
   bool error_from_mpi_ = false;
+  bool registered_ = false;  // in the list of pending host receive spans
 };
 
 // True when a host receive of (count, type) must be watched, or may have to
