@@ -29,21 +29,32 @@ launch() {  # launch RANKS TIMEOUT PROGRAM ARGS...
   "$here/run_launched.sh" mpirun "$ranks" "$limit" "$library" "$@"
 }
 
+staged() { CUMPI_TRANSPORTS=staged "$@"; }
+
 for ranks in 2 4; do
-  step "p2p_matrix_np$ranks" launch "$ranks" 500 "$build/mpi_tests/p2p_matrix"
+  step "p2p_matrix_np$ranks" launch "$ranks" 500 "$build/mpi_tests/p2p_matrix" --sizes 0,8,255,256,8192,65536,1048576,67108864
   step "semantics_np$ranks" launch "$ranks" 200 "$build/mpi_tests/p2p_semantics"
   step "collectives_np$ranks" launch "$ranks" 300 "$build/mpi_tests/collectives"
 done
+step p2p_matrix_staged_pipeline staged launch 2 300 "$build/mpi_tests/p2p_matrix" --sizes 0,256,8192,3000001,67108864
+step p2p_matrix_256MiB launch 2 300 "$build/mpi_tests/p2p_matrix" --memory device --sizes 268435456
+step p2p_stress_np4 launch 4 300 "$build/mpi_tests/p2p_stress" --messages 10000
+step p2p_stress_np3_staged staged launch 3 300 "$build/mpi_tests/p2p_stress" --messages 3000
+step ipc_cache_churn env CUMPI_IPC_CACHE_MAX=64 CUMPI_IPC_CACHE_MAX_BYTES=1073741824 \
+  "$here/run_launched.sh" mpirun 2 300 "$library" "$build/mpi_tests/ipc_cache_churn" --iterations 10000 --max-bytes 4194304
 step host_only_no_driver launch 2 120 "$build/mpi_tests/p2p_semantics" --memory host
 step lifecycle_reset_before_finalize launch 2 60 "$build/mpi_tests/device_lifecycle"
 step lifecycle_late_context launch 2 60 "$build/mpi_tests/device_lifecycle" --late-context
 step demo launch 2 60 "$build/mpi_tests/cumpi_demo"
 step mpi4py_cupy_np2 launch 2 120 python3 "$here/mpi4py_cupy.py"
 step mpi4py_cupy_np4 launch 4 120 python3 "$here/mpi4py_cupy.py"
-step benchmark launch 2 300 "$build/mpi_tests/cumpi_bench" --csv "$out/bench.csv"
+step benchmark launch 2 300 "$build/mpi_tests/cumpi_bench" --allreduce 0 --csv "$out/bench.csv"
+step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
 step host_overhead "$here/bench/host_overhead.sh" "$build" 7
 echo "--- benchmark"
 cat "$out/benchmark.log"
+echo "--- benchmark, CUMPI_TRANSPORTS=staged"
+cat "$out/benchmark_staged.log"
 echo "--- host overhead"
 cat "$out/host_overhead.log"
 echo "gpu suite: $failures failing steps"

@@ -63,8 +63,9 @@ int main(int argc, char** argv) {
   std::size_t memory_peak = memory_at_start;
   for (int i = 0; i < iterations; ++i) {
     Checks::instance().set_context(format("iteration %d", i));
-    const bool send_kept = i % 10 == 9 && kept != nullptr;
+    const bool send_kept = i % 10 == 9 && kept_bytes != 0;
     const std::size_t bytes = send_kept ? kept_bytes : 16384 + random() % (max_bytes - 16384 + 1);
+    if (i == 3) kept_bytes = bytes;  // both ranks know the kept buffer's size
     const std::vector<unsigned char> data = pattern(static_cast<unsigned>(i), bytes);
     if (rank == 0) {
       if (send_kept) {
@@ -74,10 +75,7 @@ int main(int argc, char** argv) {
         auto buffer = std::make_unique<Buffer>(Memory::device, bytes);
         buffer->fill(data);
         MPI_Send(buffer->data(), static_cast<int>(bytes), MPI_BYTE, 1, i, MPI_COMM_WORLD);
-        if (i == 3) {
-          kept = std::move(buffer);
-          kept_bytes = bytes;
-        }
+        if (i == 3) kept = std::move(buffer);
       }
       memory_peak = std::max(memory_peak, device_memory_in_use());
     } else if (rank == 1) {

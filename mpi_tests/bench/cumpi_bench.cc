@@ -1,11 +1,17 @@
 // OSU-style benchmark: one-way latency (ping-pong / 2) and windowed
 // bandwidth between ranks 0 and 1 for host->host, device->device,
 // device->host and host->device, and Allreduce latency on host and device
-// buffers. Prints a table; --csv FILE writes the same rows as CSV.
+// buffers. On CUDA memory it also measures the raw floors in the same run
+// (one device-to-device copy through a CUDA IPC mapping, pinned
+// device<->host copies) and checks the speed goals against them. Prints a
+// table; --csv FILE writes the same rows as CSV.
 //
 //   mpirun -np 2 -x LD_PRELOAD=libcumpi.so cumpi_bench [--pairs hh,dd,dh,hd]
-//       [--min BYTES] [--max BYTES] [--iterations N] [--allreduce 0|1] [--csv FILE]
-//       [--cuda-context 0|1]
+//       [--min BYTES] [--max BYTES] [--factor F] [--iterations N] [--allreduce 0|1]
+//       [--floors 0|1] [--csv FILE] [--cuda-context 0|1]
+//
+// With CUMPI_TRANSPORTS=staged in the environment the goals checked are the
+// staged pipeline's.
 #include <mpi.h>
 
 #include <algorithm>
@@ -15,6 +21,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <cuda_runtime.h>
 
 #include "common/test_memory.h"
 
@@ -28,7 +36,9 @@ struct Settings {
   std::size_t min_bytes = 8;
   std::size_t max_bytes = 64u << 20;
   long iterations = 0;  // 0: scaled with the size
+  std::size_t factor = 2;
   bool allreduce = true;
+  bool floors = true;
   bool cuda_context = false;
   std::string csv;
 };
@@ -47,6 +57,10 @@ Settings parse(int argc, char** argv) {
       settings.max_bytes = std::strtoull(value.c_str(), nullptr, 10);
     } else if (flag == "--iterations") {
       settings.iterations = std::atol(value.c_str());
+    } else if (flag == "--factor") {
+      settings.factor = std::max<std::size_t>(2, std::strtoull(value.c_str(), nullptr, 10));
+    } else if (flag == "--floors") {
+      settings.floors = value != "0";
     } else if (flag == "--allreduce") {
       settings.allreduce = value != "0";
     } else if (flag == "--csv") {
@@ -153,6 +167,164 @@ double allreduce_latency(Memory memory, std::size_t bytes, long iterations) {
   return (MPI_Wtime() - start) / iterations;
 }
 
+bool ok(cudaError_t error, const char* call) {
+  if (error != cudaSuccess) std::fprintf(stderr, "bench: %s failed: %s\n", call, cudaGetErrorString(error));
+  return error == cudaSuccess;
+}
+
+// Seconds per copy of `bytes` from `from` to `to` (cudaMemcpyAsync and a
+// stream synchronisation each), the best of three batches.
+double copy_seconds(void* to, const void* from, std::size_t bytes, long iterations, cudaStream_t stream) {
+  double best = 1e30;
+  for (int batch = 0; batch < 3; ++batch) {
+    const double start = MPI_Wtime();
+    for (long i = 0; i < iterations; ++i) {
+      cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, stream);
+      cudaStreamSynchronize(stream);
+    }
+    best = std::min(best, (MPI_Wtime() - start) / iterations);
+  }
+  return best;
+}
+
+// The raw floors, measured here and now: rank 1 copies from rank 0's buffer
+// through a CUDA IPC mapping; rank 0 copies between its buffer and pinned
+// host memory.
+void measure_floors(std::size_t max_bytes, int rank, std::vector<Row>* rows) {
+  const std::vector<std::size_t> sizes = {8, 1u << 20, std::max<std::size_t>(max_bytes, 1u << 20)};
+  const std::size_t largest = sizes.back();
+  void* device = nullptr;
+  cudaStream_t stream = nullptr;
+  bool ready = ok(cudaMalloc(&device, largest), "cudaMalloc") && ok(cudaStreamCreate(&stream), "cudaStreamCreate");
+  cudaIpcMemHandle_t handle{};
+  if (rank == 0 && ready) ready = ok(cudaIpcGetMemHandle(&handle, device), "cudaIpcGetMemHandle");
+  MPI_Bcast(&handle, sizeof(handle), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (rank == 1 && ready) {
+    void* mapped = nullptr;
+    if (ok(cudaIpcOpenMemHandle(&mapped, handle, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle")) {
+      for (std::size_t bytes : sizes) {
+        const long iterations = bytes <= (1u << 20) ? 2000 : 20;
+        const double seconds = copy_seconds(device, mapped, bytes, iterations, stream);
+        rows->push_back({"floor", "ipc", bytes, iterations, seconds * 1e6, bytes / seconds / 1e9});
+      }
+      cudaIpcCloseMemHandle(mapped);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0 && ready) {
+    void* pinned = nullptr;
+    if (ok(cudaMallocHost(&pinned, largest), "cudaMallocHost")) {
+      for (std::size_t bytes : {std::size_t{8}, std::size_t{2} << 20, largest}) {
+        const long iterations = bytes <= (2u << 20) ? 1000 : 20;
+        const double d2h = copy_seconds(pinned, device, bytes, iterations, stream);
+        const double h2d = copy_seconds(device, pinned, bytes, iterations, stream);
+        rows->push_back({"floor", "d2h", bytes, iterations, d2h * 1e6, bytes / d2h / 1e9});
+        rows->push_back({"floor", "h2d", bytes, iterations, h2d * 1e6, bytes / h2d / 1e9});
+      }
+      cudaFreeHost(pinned);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (stream != nullptr) cudaStreamDestroy(stream);
+  cudaFree(device);
+}
+
+// Rank 0's rows and the other ranks' floors (the IPC floor is rank 1's).
+std::vector<Row> gather_rows(const std::vector<Row>& mine, int rank, int size) {
+  std::vector<Row> all = mine;
+  for (int peer = 1; peer < size; ++peer) {
+    if (rank == peer) {
+      std::vector<Row> floors;
+      for (const Row& row : mine) {
+        if (row.test == "floor") floors.push_back(row);
+      }
+      int count = static_cast<int>(floors.size());
+      MPI_Send(&count, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
+      for (const Row& row : floors) {
+        char text[256];
+        std::snprintf(text, sizeof(text), "%s %s %zu %ld %.6f %.6f", row.test.c_str(), row.pair.c_str(), row.bytes,
+                      row.iterations, row.latency_us, row.bandwidth_gbs);
+        MPI_Send(text, sizeof(text), MPI_CHAR, 0, 78, MPI_COMM_WORLD);
+      }
+    } else if (rank == 0) {
+      int count = 0;
+      MPI_Recv(&count, 1, MPI_INT, peer, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      for (int i = 0; i < count; ++i) {
+        char text[256];
+        char test[64];
+        char pair[64];
+        Row row;
+        MPI_Recv(text, sizeof(text), MPI_CHAR, peer, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        std::sscanf(text, "%63s %63s %zu %ld %lf %lf", test, pair, &row.bytes, &row.iterations, &row.latency_us,
+                    &row.bandwidth_gbs);
+        row.test = test;
+        row.pair = pair;
+        all.push_back(row);
+      }
+    }
+  }
+  return all;
+}
+
+const Row* find_row(const std::vector<Row>& rows, const char* test, const char* pair, std::size_t bytes) {
+  for (const Row& row : rows) {
+    if (row.test == test && row.pair == pair && row.bytes == bytes) return &row;
+  }
+  return nullptr;
+}
+
+void print_goal(const char* goal, double measured, const char* unit, double target, bool at_least) {
+  const bool met = at_least ? measured >= target : measured <= target;
+  std::printf("goal  %-58s %12.3f %-5s target %s %10.3f  %s\n", goal, measured, unit, at_least ? ">=" : "<=",
+              target, met ? "met" : "MISSED");
+}
+
+// The speed goals, each against the floors of this same run.
+void check_goals(const std::vector<Row>& rows, std::size_t largest) {
+  const char* transports = std::getenv("CUMPI_TRANSPORTS");
+  const bool staged_only = transports != nullptr && std::string(transports) == "staged";
+  std::printf("--- speed goals (%s)\n", staged_only ? "CUMPI_TRANSPORTS=staged" : "default transports");
+  const Row* dd_small = find_row(rows, "p2p", "dd", 8);
+  const Row* dd_mib = find_row(rows, "p2p", "dd", 1u << 20);
+  const Row* dd_large = find_row(rows, "p2p", "dd", largest);
+  const Row* ipc_small = find_row(rows, "floor", "ipc", 8);
+  const Row* ipc_large = find_row(rows, "floor", "ipc", largest);
+  const Row* d2h = find_row(rows, "floor", "d2h", largest);
+  const Row* h2d = find_row(rows, "floor", "h2d", largest);
+  const Row* hh_large = find_row(rows, "p2p", "hh", largest);
+  if (!staged_only) {
+    if (dd_small != nullptr) print_goal("8 B D->D one-way latency", dd_small->latency_us, "us", 12.0, false);
+    if (dd_small != nullptr && ipc_small != nullptr) {
+      print_goal("8 B D->D latency / single IPC copy floor", dd_small->latency_us / ipc_small->latency_us, "x", 1.25,
+                 false);
+    }
+    if (dd_large != nullptr && ipc_large != nullptr) {
+      print_goal("largest D->D bandwidth / raw IPC copy", dd_large->bandwidth_gbs / ipc_large->bandwidth_gbs, "x",
+                 0.93, true);
+    }
+    if (dd_mib != nullptr) print_goal("1 MiB D->D bandwidth", dd_mib->bandwidth_gbs, "GB/s", 200.0, true);
+  } else if (dd_large != nullptr && d2h != nullptr && h2d != nullptr && hh_large != nullptr) {
+    const double slowest = std::min({d2h->bandwidth_gbs, h2d->bandwidth_gbs, hh_large->bandwidth_gbs});
+    print_goal("largest D->D pipeline bandwidth / slowest stage", dd_large->bandwidth_gbs / slowest, "x", 0.8, true);
+  }
+  double cliff = 0;
+  std::size_t cliff_at = 0;
+  const Row* previous = nullptr;
+  for (const Row& row : rows) {
+    if (row.test != "p2p" || row.pair != "dd") continue;
+    if (previous != nullptr && row.latency_us / previous->latency_us > cliff) {
+      cliff = row.latency_us / previous->latency_us;
+      cliff_at = row.bytes;
+    }
+    previous = &row;
+  }
+  if (previous != nullptr) {
+    char goal[96];
+    std::snprintf(goal, sizeof(goal), "largest D->D latency step between sizes (at %zu B)", cliff_at);
+    print_goal(goal, cliff, "x", 2.0, false);
+  }
+}
+
 void print_rows(const std::vector<Row>& rows, const std::string& csv) {
   std::printf("%-10s %-5s %12s %10s %14s %14s\n", "test", "pair", "bytes", "iters", "latency_us", "GB/s");
   for (const Row& row : rows) {
@@ -190,7 +362,7 @@ int main(int argc, char** argv) {
   for (const std::string& pair : settings.pairs) {
     if (rank > 1) break;
     const Memory memory = memory_of(rank == 0 ? pair[0] : pair[1]);
-    for (std::size_t bytes : sweep(settings.min_bytes, settings.max_bytes, 4)) {
+    for (std::size_t bytes : sweep(settings.min_bytes, settings.max_bytes, settings.factor)) {
       Buffer buffer(memory, bytes);
       std::vector<unsigned char> fill(bytes, 1);
       buffer.fill(fill);
@@ -210,7 +382,14 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (rank == 0) print_rows(rows, settings.csv);
+  const bool floors = settings.floors && needs_device && std::string(cumpi_test::device_backend()) == "cuda" &&
+                      size >= 2;
+  if (floors) measure_floors(settings.max_bytes, rank, &rows);
+  rows = gather_rows(rows, rank, size);
+  if (rank == 0) {
+    print_rows(rows, settings.csv);
+    if (floors) check_goals(rows, settings.max_bytes);
+  }
   MPI_Finalize();
   return 0;
 }
