@@ -132,6 +132,10 @@ class CudaBackend final : public Backend {
         capable == 0) {
       return false;  // pool (cudaMallocAsync) or VMM (cuMemCreate) memory
     }
+    ScopedContext scope(driver_, owner.context);
+    if (!scope.status().is_ok()) {
+      return false;
+    }
     CUipcMemHandle handle;
     CUuuid uuid;
     CUdevice device = 0;
