@@ -64,6 +64,9 @@ class Backend {
   virtual Status open_ipc(const IpcExport& exported, int sender_pid, const PointerInfo& destination,
                           void** mapped_base) = 0;
   virtual void close_ipc(void* mapped_base, void* context) = 0;
+  // The calling thread's current context, if any (copies into host memory
+  // through an IPC mapping run in it); null when there is none.
+  virtual void* current_context() = 0;
   // Starts a copy between any two of device, pinned host and IPC-mapped
   // memory, on cumpi's stream of `context`.
   virtual Status start_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) = 0;

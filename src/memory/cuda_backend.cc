@@ -181,6 +181,15 @@ class CudaBackend final : public Backend {
     }
   }
 
+  void* current_context() override {
+    CUcontext context = nullptr;
+    if (!driver_ready_.load(std::memory_order_acquire) ||
+        driver_.CUMPI_CUDA_FIELD(cuCtxGetCurrent)(&context) != CUDA_SUCCESS) {
+      return nullptr;
+    }
+    return context;
+  }
+
   Status start_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) override {
     ticket->context = context;
     ticket->event = nullptr;

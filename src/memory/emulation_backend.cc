@@ -113,6 +113,8 @@ class EmulationBackend final : public Backend {
     }
   }
 
+  void* current_context() override { return device_memory_possible() ? &g_emulated_context : nullptr; }
+
   Status start_copy(void* to, const void* from, std::size_t bytes, void*, CopyTicket* ticket) override {
     ticket->event = nullptr;
     return copy_through_backing(to, from, bytes, "cuMemcpyAsync");

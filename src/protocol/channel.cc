@@ -46,6 +46,12 @@ Status find_node(const RealMpi& mpi, int world_rank, int* node) {
   return Status::ok();
 }
 
+int world_size(const RealMpi& mpi) {
+  int size = 0;
+  mpi.Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
 }  // namespace
 
 Status open_channel() {
@@ -66,6 +72,13 @@ Status open_channel() {
   if (!status.is_ok()) {
     return status;
   }
+  opened.nodes.resize(static_cast<std::size_t>(world_size(mpi)));
+  rc = mpi.Allgather(&opened.node, static_cast<int>(sizeof(int)), MPI_BYTE, opened.nodes.data(),
+                     static_cast<int>(sizeof(int)), MPI_BYTE, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) {
+    return from_mpi(rc);
+  }
+  mpi.Comm_group(MPI_COMM_WORLD, &opened.world_group);
   int* tag_upper_bound = nullptr;
   int found = 0;
   mpi.Comm_get_attr(opened.comm, MPI_TAG_UB, &tag_upper_bound, &found);
@@ -77,6 +90,7 @@ Status open_channel() {
 
 void close_channel() {
   if (g_open) {
+    real_mpi().Group_free(&g_channel.world_group);
     real_mpi().Comm_free(&g_channel.comm);
     g_open = false;
   }
@@ -85,6 +99,31 @@ void close_channel() {
 bool channel_open() { return g_open; }
 
 const Channel& channel() { return g_channel; }
+
+int world_rank_of(MPI_Comm comm, int rank) {
+  if (comm == MPI_COMM_WORLD) {
+    return rank;
+  }
+  const RealMpi& mpi = real_mpi();
+  int inter = 0;
+  mpi.Comm_test_inter(comm, &inter);
+  MPI_Group group{};
+  if ((inter != 0 ? mpi.Comm_remote_group(comm, &group) : mpi.Comm_group(comm, &group)) != MPI_SUCCESS) {
+    return -1;
+  }
+  int world = -1;
+  if (mpi.Group_translate_ranks(group, 1, &rank, g_channel.world_group, &world) != MPI_SUCCESS ||
+      world == MPI_UNDEFINED) {
+    world = -1;
+  }
+  mpi.Group_free(&group);
+  return world;
+}
+
+bool on_this_node(int world_rank) {
+  return world_rank >= 0 && static_cast<std::size_t>(world_rank) < g_channel.nodes.size() &&
+         g_channel.nodes[static_cast<std::size_t>(world_rank)] == g_channel.node;
+}
 
 std::uint64_t next_message_id() { return g_next_id.fetch_add(1, std::memory_order_relaxed); }
 

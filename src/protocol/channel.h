@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "runtime/mpi_api.h"
 #include "runtime/status.h"
@@ -19,6 +20,8 @@ struct Channel {
   int node = -1;             // the lowest world rank on this rank's node
   int pid = 0;
   int tag_space = 1;         // message ids map to tags in [0, 2 * tag_space)
+  std::vector<int> nodes;    // the node of every world rank
+  MPI_Group world_group{};
 };
 
 // Collective over MPI_COMM_WORLD, at MPI_Init.
@@ -27,6 +30,11 @@ Status open_channel();
 void close_channel();
 bool channel_open();
 const Channel& channel();
+
+// The world rank of `rank` in comm (of its remote group for an
+// inter-communicator); -1 when it cannot be told.
+int world_rank_of(MPI_Comm comm, int rank);
+bool on_this_node(int world_rank);
 
 // A new id for a rendezvous message of this rank (unique among its
 // outstanding messages).

@@ -25,6 +25,12 @@ struct Envelope {
   std::int32_t sender_node = -1;
   std::uint32_t has_ipc = 0;        // ipc below is valid
   memory::IpcExport ipc;
+  // The sender pushes the data through the staged pipeline unasked, in
+  // chunks of `chunk` bytes (peers on other nodes, memory that cannot be
+  // exported): the receiver posts the chunk receives and sends FIN.
+  std::uint32_t pushed = 0;
+  std::uint32_t depth = 0;
+  std::uint64_t chunk = 0;
 };
 static_assert(sizeof(Envelope) <= kEnvelopeBytes, "the envelope must fit its wire size");
 

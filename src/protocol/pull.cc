@@ -44,6 +44,11 @@ Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
   truncated_ = envelope.bytes > target->capacity();
   started_ = stats::enabled() ? stats::now_seconds() : 0.0;
   std::string reason;
+  if (envelope.pushed != 0) {
+    route_ = Route::pipeline;
+    log_route_once(envelope.sender_world_rank, "the staged pipeline, pushed by the sender", "");
+    return start_pipeline();
+  }
   if (start_ipc(&reason)) {
     route_ = Route::ipc;
     log_route_once(envelope.sender_world_rank, "CUDA IPC", "");
@@ -67,8 +72,13 @@ bool Pull::start_ipc(std::string* decline_reason) {
     *decline_reason = "the sender's buffer cannot be exported (pool or VMM memory)";
     return false;
   }
-  if (!target_->on_device() || !target_->dense()) {
-    *decline_reason = "";  // host or non-contiguous receive buffers: by message, not by peer
+  // A host buffer takes the copy in the thread's current context.
+  memory::PointerInfo destination = target_->owner();
+  if (!target_->on_device()) {
+    destination.context = memory::backend().current_context();
+  }
+  if (!target_->dense() || destination.context == nullptr) {
+    *decline_reason = "";  // non-contiguous receive buffers, no CUDA context: by message, not by peer
     return false;
   }
   if (envelope_.ipc.offset + delivered_ > envelope_.ipc.allocation_bytes) {
@@ -76,7 +86,7 @@ bool Pull::start_ipc(std::string* decline_reason) {
     return false;
   }
   Status status = transport::ipc_cache().acquire(envelope_.sender_world_rank, envelope_.sender_pid,
-                                                 envelope_.ipc, target_->owner(), &mapping_);
+                                                 envelope_.ipc, destination, &mapping_);
   if (!status.is_ok()) {
     mapping_ = nullptr;
     *decline_reason = status.message();
@@ -84,7 +94,7 @@ bool Pull::start_ipc(std::string* decline_reason) {
   }
   status = memory::backend().start_copy(target_->dense_destination(),
                                         static_cast<const char*>(mapping_->base) + envelope_.ipc.offset,
-                                        delivered_, target_->owner().context, &ticket_);
+                                        delivered_, destination.context, &ticket_);
   if (!status.is_ok()) {
     transport::ipc_cache().release(mapping_);
     mapping_ = nullptr;
@@ -102,19 +112,27 @@ Status Pull::start_pipeline() {
     destination = packed_.data();
     owner = memory::PointerInfo{};
   }
+  const int depth = static_cast<int>(std::clamp<std::size_t>(config().pipeline_depth, 1, 64));
+  if (envelope_.pushed != 0) {
+    // Every chunk comes; what does not fit a truncated receive is dropped.
+    const transport::PipelineShape shape{static_cast<std::size_t>(envelope_.bytes),
+                                         static_cast<std::size_t>(envelope_.chunk), depth};
+    return pipeline_.start(destination, owner, shape, delivered_, channel().comm, envelope_.sender_world_rank,
+                           chunk_tag(envelope_.message_id));
+  }
   Reply pull;
   pull.kind = ReplyKind::pull;
   pull.bytes = delivered_;
   pull.chunk = std::max<std::size_t>(config().pipeline_chunk, 4096);
-  pull.depth = static_cast<std::uint32_t>(std::clamp<std::size_t>(config().pipeline_depth, 1, 64));
+  pull.depth = static_cast<std::uint32_t>(depth);
   Status status = send_reply(pull);
   if (!status.is_ok()) {
     return status;
   }
   CUMPI_LOG(debug, "pulling message %llu (%zu bytes) from rank %d through the staged pipeline",
             static_cast<unsigned long long>(envelope_.message_id), delivered_, envelope_.sender_world_rank);
-  const transport::PipelineShape shape{delivered_, pull.chunk, static_cast<int>(pull.depth)};
-  return pipeline_.start(destination, owner, shape, channel().comm, envelope_.sender_world_rank,
+  const transport::PipelineShape shape{delivered_, pull.chunk, depth};
+  return pipeline_.start(destination, owner, shape, delivered_, channel().comm, envelope_.sender_world_rank,
                          chunk_tag(envelope_.message_id));
 }
 

@@ -1,6 +1,8 @@
 #include "protocol/rendezvous_send.h"
 
 #include <algorithm>
+#include <mutex>
+#include <set>
 
 #include "protocol/channel.h"
 #include "runtime/config.h"
@@ -10,6 +12,34 @@
 #include "runtime/stats.h"
 
 namespace cumpi::protocol {
+
+namespace {
+
+// Peers that asked for the pipeline although on this node (their process
+// cannot map this rank's GPU memory: GPU isolation, no CUDA context): later
+// messages to them are pushed, which needs no service from this rank.
+class PullingPeers {
+ public:
+  void add(int peer) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    peers_.insert(peer);
+  }
+  bool contains(int peer) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return peers_.count(peer) != 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<int> peers_;
+};
+
+PullingPeers& pulling_peers() {
+  static PullingPeers* peers = new PullingPeers();  // lives until exit
+  return *peers;
+}
+
+}  // namespace
 
 bool goes_by_rendezvous(std::size_t bytes) {
   return channel_open() && bytes >= kEnvelopeBytes && bytes >= config().eager_limit;
@@ -25,14 +55,27 @@ RendezvousSend::~RendezvousSend() {
   }
 }
 
+bool RendezvousSend::must_push(int peer) {
+  if (!config().transports.allows(kTransportIpc) || !on_this_node(peer) || pulling_peers().contains(peer)) {
+    return true;
+  }
+  if (memory::backend().export_ipc(data_, owner_, &envelope_.ipc)) {
+    envelope_.has_ipc = 1;
+    return false;
+  }
+  return true;
+}
+
 Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest,
-                             int tag, MPI_Comm comm) {
+                             int peer, int tag, MPI_Comm comm) {
   data_ = data;
   owner_ = owner;
   started_ = stats::enabled() ? stats::now_seconds() : 0.0;
   envelope_ = make_envelope(bytes);
-  if (config().transports.allows(kTransportIpc) && memory::backend().export_ipc(data, owner, &envelope_.ipc)) {
-    envelope_.has_ipc = 1;
+  const bool pushing = must_push(peer);
+  if (pushing) {
+    envelope_.pushed = 1;
+    envelope_.chunk = std::max<std::size_t>(config().pipeline_chunk, 4096);
   }
   record_ = to_record(envelope_);
   // The reply receive is posted first: FIN may come back at once.
@@ -40,8 +83,21 @@ Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::
   if (!status.is_ok()) {
     return status;
   }
-  return from_mpi(real_mpi().Isend(record_.bytes, static_cast<int>(kEnvelopeBytes), MPI_BYTE, dest, tag, comm,
-                                   &envelope_request_));
+  status = from_mpi(real_mpi().Isend(record_.bytes, static_cast<int>(kEnvelopeBytes), MPI_BYTE, dest, tag, comm,
+                                     &envelope_request_));
+  return status.is_ok() && pushing ? push(peer) : status;
+}
+
+// Stages the whole message and posts every chunk before returning: the
+// sender may go into any blocking call now (a collective, say) and MPI
+// alone delivers the rest.
+Status RendezvousSend::push(int peer) {
+  const auto bytes = static_cast<std::size_t>(envelope_.bytes);
+  const auto chunk = static_cast<std::size_t>(envelope_.chunk);
+  const transport::PipelineShape shape{bytes, chunk, static_cast<int>((bytes + chunk - 1) / chunk)};
+  Status status = pipeline_.start(data_, owner_, shape, channel().comm, peer, chunk_tag(envelope_.message_id));
+  pipelining_ = true;
+  return status.is_ok() ? pipeline_.push_all() : status;
 }
 
 Status RendezvousSend::post_reply_receive() {
@@ -82,6 +138,7 @@ bool RendezvousSend::advance(Status* error) {
                 reply_.kind == ReplyKind::pull ? "pull request" : "FIN", status.MPI_SOURCE);
     }
     if (flag != 0 && reply_.kind == ReplyKind::pull && !pipelining_) {
+      pulling_peers().add(status.MPI_SOURCE);
       serve_pull(status.MPI_SOURCE, error);
     } else if (flag != 0) {
       fin_ = true;

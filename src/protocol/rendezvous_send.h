@@ -22,8 +22,9 @@ class RendezvousSend {
   RendezvousSend(const RendezvousSend&) = delete;
   RendezvousSend& operator=(const RendezvousSend&) = delete;
 
-  // `data` is the message's first byte in device memory of `owner`.
-  Status start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest, int tag,
+  // `data` is the message's first byte in device memory of `owner`;
+  // `peer` is dest's world rank.
+  Status start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest, int peer, int tag,
                MPI_Comm comm);
   // Never blocks; true once FIN arrived (or an error ended the send).
   bool advance(Status* error);
@@ -31,6 +32,9 @@ class RendezvousSend {
  private:
   Status post_reply_receive();
   void serve_pull(int receiver, Status* error);
+  // Where the receiver cannot map this buffer, the data is pushed at once.
+  bool must_push(int peer);
+  Status push(int peer);
 
   const char* data_ = nullptr;
   memory::PointerInfo owner_;

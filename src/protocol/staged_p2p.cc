@@ -5,6 +5,7 @@
 
 #include "memory/staged_buffer.h"
 #include "memory/classifier.h"
+#include "protocol/channel.h"
 #include "protocol/completion.h"
 #include "protocol/persistent.h"
 #include "protocol/progress.h"
@@ -131,9 +132,10 @@ struct RendezvousMessage {
   const char* data = nullptr;
   std::size_t bytes = 0;
   memory::PointerInfo owner;
+  int peer = -1;  // dest's world rank
 };
 
-bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest,
+bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, MPI_Comm comm,
                         RendezvousMessage* out) {
   if (mode == SendMode::buffered || dest == MPI_PROC_NULL) {
     return false;
@@ -150,13 +152,17 @@ bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype 
   if (owner.kind != memory::MemoryKind::device || first < owner.base || first + span.bytes > owner.base + owner.size) {
     return false;  // the staged path reports what is wrong with the buffer
   }
-  *out = RendezvousMessage{data, span.bytes, owner};
+  const int peer = world_rank_of(comm, dest);
+  if (peer < 0) {
+    return false;
+  }
+  *out = RendezvousMessage{data, span.bytes, owner, peer};
   return true;
 }
 
 Status rendezvous_send(const RendezvousMessage& message, int dest, int tag, MPI_Comm comm) {
   RendezvousSend send;
-  Status status = send.start(message.data, message.bytes, message.owner, dest, tag, comm);
+  Status status = send.start(message.data, message.bytes, message.owner, dest, message.peer, tag, comm);
   if (!status.is_ok()) {
     return status;
   }
@@ -169,7 +175,7 @@ Status rendezvous_send(const RendezvousMessage& message, int dest, int tag, MPI_
 
 Status rendezvous_isend(const RendezvousMessage& message, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   auto operation = std::make_unique<RendezvousSendOperation>();
-  Status status = operation->send.start(message.data, message.bytes, message.owner, dest, tag, comm);
+  Status status = operation->send.start(message.data, message.bytes, message.owner, dest, message.peer, tag, comm);
   if (!status.is_ok()) {
     return status;
   }
@@ -180,7 +186,7 @@ Status rendezvous_isend(const RendezvousMessage& message, int dest, int tag, MPI
 
 Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   RendezvousMessage message;
-  if (rendezvous_message(mode, buf, count, type, dest, &message)) {
+  if (rendezvous_message(mode, buf, count, type, dest, comm, &message)) {
     return rendezvous_send(message, dest, tag, comm);
   }
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
@@ -196,7 +202,7 @@ Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int de
 Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
              MPI_Request* request) {
   RendezvousMessage message;
-  if (rendezvous_message(mode, buf, count, type, dest, &message)) {
+  if (rendezvous_message(mode, buf, count, type, dest, comm, &message)) {
     return rendezvous_isend(message, dest, tag, comm, request);
   }
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);

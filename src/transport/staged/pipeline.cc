@@ -1,6 +1,7 @@
 #include "transport/staged/pipeline.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
@@ -82,6 +83,17 @@ Status PipelineSender::start(const char* source, const memory::PointerInfo& owne
   return acquire_slots(shape_, owner_, true, &slots_);
 }
 
+Status PipelineSender::push_all() {
+  Status error;
+  while (next_send_ < shape_.chunks()) {
+    advance(&error);
+    if (!error.is_ok()) {
+      return error;
+    }
+  }
+  return error;
+}
+
 bool PipelineSender::advance(Status* error) {
   const std::size_t chunks = shape_.chunks();
   for (PipelineSlot& slot : slots_) {
@@ -130,30 +142,43 @@ bool PipelineSender::advance(Status* error) {
 PipelineReceiver::~PipelineReceiver() { release_slots(slots_); }
 
 Status PipelineReceiver::start(char* destination, const memory::PointerInfo& owner, PipelineShape shape,
-                               MPI_Comm comm, int sender, int tag) {
+                               std::size_t keep, MPI_Comm comm, int sender, int tag) {
   destination_ = destination;
   owner_ = owner;
   to_device_ = owner.kind == memory::MemoryKind::device;
+  keep_ = std::min(keep, shape.bytes);
+  slotted_ = to_device_ || keep_ < shape.bytes;
   shape_ = shape;
   comm_ = comm;
   sender_ = sender;
   tag_ = tag;
-  return acquire_slots(shape_, owner_, to_device_, &slots_);
+  Status status = acquire_slots(shape_, owner_, to_device_, &slots_);
+  if (status.is_ok() && slotted_ && !to_device_) {
+    for (PipelineSlot& slot : slots_) {
+      slot.scratch.resize(shape_.chunk);
+    }
+  }
+  return status;
 }
 
 bool PipelineReceiver::advance(Status* error) {
   const std::size_t chunks = shape_.chunks();
   for (PipelineSlot& slot : slots_) {
     if (slot.state == State::transferring && transfer_done(slot, error)) {
-      if (to_device_) {
-        Status status = memory::backend().start_copy(destination_ + slot.chunk * shape_.chunk, slot.block.data,
-                                                     shape_.length_of(slot.chunk), owner_.context, &slot.ticket);
+      const std::size_t begin = slot.chunk * shape_.chunk;
+      const std::size_t kept = begin < keep_ ? std::min(shape_.length_of(slot.chunk), keep_ - begin) : 0;
+      if (to_device_ && kept != 0) {
+        Status status =
+            memory::backend().start_copy(destination_ + begin, slot.block.data, kept, owner_.context, &slot.ticket);
         if (!status.is_ok()) {
           *error = std::move(status);
           return false;
         }
         slot.state = State::copying;
       } else {
+        if (slotted_ && !to_device_ && kept != 0) {
+          std::memcpy(destination_ + begin, slot.scratch.data(), kept);
+        }
         slot.state = State::idle;
         ++done_;
       }
@@ -167,7 +192,8 @@ bool PipelineReceiver::advance(Status* error) {
     }
     if (slot.state == State::idle && next_post_ < chunks) {
       slot.chunk = next_post_++;
-      char* into = to_device_ ? slot.block.data : destination_ + slot.chunk * shape_.chunk;
+      char* into = to_device_ ? slot.block.data
+                              : (slotted_ ? slot.scratch.data() : destination_ + slot.chunk * shape_.chunk);
       const int rc = real_mpi().Irecv(into, static_cast<int>(shape_.length_of(slot.chunk)), MPI_BYTE, sender_,
                                       tag_, comm_, &slot.request);
       if (rc != MPI_SUCCESS) {

@@ -33,6 +33,7 @@ struct PipelineSlot {
   State state = State::idle;
   std::size_t chunk = 0;
   memory::PinnedBlock block;
+  std::vector<char> scratch;  // host chunks of a truncated message
   memory::CopyTicket ticket;
   MPI_Request request = MPI_REQUEST_NULL;
 };
@@ -49,6 +50,9 @@ class PipelineSender {
                int receiver, int tag);
   // True once every chunk was sent; an error ends the pipeline.
   bool advance(Status* error);
+  // Copies every chunk to host and posts its send before returning (the
+  // depth must cover all chunks): from then on MPI alone moves the data.
+  Status push_all();
 
  private:
   const char* source_ = nullptr;
@@ -72,15 +76,18 @@ class PipelineReceiver {
 
   // Receives `shape.bytes` from world rank `sender` into `destination`:
   // device memory of `owner` (through pinned chunks), or host memory when
-  // owner.kind is host (chunks land in place).
-  Status start(char* destination, const memory::PointerInfo& owner, PipelineShape shape, MPI_Comm comm,
-               int sender, int tag);
+  // owner.kind is host (chunks land in place). Only the first `keep` bytes
+  // are kept (a truncated receive); the rest is received and dropped.
+  Status start(char* destination, const memory::PointerInfo& owner, PipelineShape shape, std::size_t keep,
+               MPI_Comm comm, int sender, int tag);
   bool advance(Status* error);
 
  private:
   char* destination_ = nullptr;
   memory::PointerInfo owner_;
   bool to_device_ = false;
+  bool slotted_ = false;  // chunks land in slots first, not in place
+  std::size_t keep_ = 0;
   PipelineShape shape_;
   MPI_Comm comm_{};
   int sender_ = -1;
