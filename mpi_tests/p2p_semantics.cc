@@ -91,42 +91,53 @@ void non_overtaking(Memory send_memory, Memory recv_memory) {
 
 // A message longer than the receive buffer: MPI_ERR_TRUNCATE through
 // MPI_ERRORS_RETURN, the bytes that fit delivered, nothing written past.
+// Truncation, for an eager message and, from device memory, for one large
+// enough to go by rendezvous (the envelope announces more than fits). A
+// large truncated message from host memory is not tried: Open MPI 4.1's
+// shared-memory transport writes past the receive buffer then (seen with
+// plain MPI, no cumpi).
 void truncation(Memory send_memory, Memory recv_memory, MPI_Comm comm) {
-  Checks::instance().set_context(format("truncation %s->%s", memory_name(send_memory), memory_name(recv_memory)));
-  const std::size_t sent = 4000;
-  const std::size_t room = 1000;
-  if (g_rank == 0) {
-    Buffer out(send_memory, sent);
-    out.fill(pattern(7, sent));
-    MPI_Send(out.data(), static_cast<int>(sent), MPI_BYTE, 1, 5, comm);
-    MPI_Send(out.data(), static_cast<int>(sent), MPI_BYTE, 1, 6, comm);
-  } else if (g_rank == 1) {
-    for (int nonblocking = 0; nonblocking < 2; ++nonblocking) {
-      Buffer in(recv_memory, room + 64);
-      in.fill(std::vector<unsigned char>(room + 64, 0x33));
-      MPI_Status status{};
-      int rc = MPI_SUCCESS;
-      if (nonblocking) {
-        MPI_Request request;
-        MPI_Irecv(in.data(), static_cast<int>(room), MPI_BYTE, 0, 6, comm, &request);
-        rc = MPI_Wait(&request, &status);
-      } else {
-        rc = MPI_Recv(in.data(), static_cast<int>(room), MPI_BYTE, 0, 5, comm, &status);
+  for (const std::size_t sent : {std::size_t{4000}, std::size_t{100000}}) {
+    if (sent > 8192 && send_memory == Memory::host) continue;
+    Checks::instance().set_context(
+        format("truncation %s->%s %zu B", memory_name(send_memory), memory_name(recv_memory), sent));
+    const std::size_t room = sent / 4;
+    if (g_rank == 0) {
+      Buffer out(send_memory, sent);
+      out.fill(pattern(7, sent));
+      MPI_Send(out.data(), static_cast<int>(sent), MPI_BYTE, 1, 5, comm);
+      MPI_Send(out.data(), static_cast<int>(sent), MPI_BYTE, 1, 6, comm);
+    } else if (g_rank == 1) {
+      for (int nonblocking = 0; nonblocking < 2; ++nonblocking) {
+        Buffer in(recv_memory, room + 64);
+        in.fill(std::vector<unsigned char>(room + 64, 0x33));
+        MPI_Status status{};
+        int rc = MPI_SUCCESS;
+        if (nonblocking) {
+          MPI_Request request;
+          MPI_Irecv(in.data(), static_cast<int>(room), MPI_BYTE, 0, 6, comm, &request);
+          rc = MPI_Wait(&request, &status);
+        } else {
+          rc = MPI_Recv(in.data(), static_cast<int>(room), MPI_BYTE, 0, 5, comm, &status);
+        }
+        int error_class = MPI_SUCCESS;
+        MPI_Error_class(rc, &error_class);
+        CHECK_EQ(error_class, MPI_ERR_TRUNCATE, "%s receive error class", nonblocking ? "nonblocking" : "blocking");
+        // What lands in the buffer itself is the MPI library's choice (Open MPI
+        // delivers what fits, MPICH nothing): either, and nothing past it.
+        const std::vector<unsigned char> contents = in.contents();
+        const std::vector<unsigned char> delivered = pattern(7, room);
+        const std::vector<unsigned char> untouched(room, 0x33);
+        const std::vector<unsigned char> inside(contents.begin(),
+                                                contents.begin() + static_cast<std::ptrdiff_t>(room));
+        CHECK_TRUE(inside == delivered || inside == untouched,
+                   "a truncated receive holds the message's start or nothing");
+        CHECK_BYTES(std::vector<unsigned char>(64, 0x33),
+                    std::vector<unsigned char>(contents.begin() + static_cast<std::ptrdiff_t>(room), contents.end()),
+                    "nothing written past a truncated receive's buffer");
       }
-      int error_class = MPI_SUCCESS;
-      MPI_Error_class(rc, &error_class);
-      CHECK_EQ(error_class, MPI_ERR_TRUNCATE, "%s receive error class", nonblocking ? "nonblocking" : "blocking");
-      // What lands in the buffer itself is the MPI library's choice (Open MPI
-      // delivers what fits, MPICH nothing): either, and nothing past it.
-      const std::vector<unsigned char> contents = in.contents();
-      const std::vector<unsigned char> delivered = pattern(7, room);
-      const std::vector<unsigned char> untouched(room, 0x33);
-      const std::vector<unsigned char> inside(contents.begin(), contents.begin() + static_cast<std::ptrdiff_t>(room));
-      CHECK_TRUE(inside == delivered || inside == untouched, "a truncated receive holds the message's start or nothing");
-      CHECK_BYTES(std::vector<unsigned char>(64, 0x33),
-                  std::vector<unsigned char>(contents.begin() + static_cast<std::ptrdiff_t>(room), contents.end()),
-                  "nothing written past a truncated receive's buffer");
     }
+    MPI_Barrier(comm);
   }
 }
 
