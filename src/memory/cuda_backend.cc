@@ -365,12 +365,12 @@ class CudaBackend final : public Backend {
       int can_access = 0;
       status = CUMPI_CUDA_CALL(driver_, cuDeviceCanAccessPeer, &can_access, mine, device);
       if (status.is_ok() && can_access == 0) {
-        return Status::error(StatusCode::internal, "the sender's GPU " + std::to_string(ordinal) +
+        return Status::error(StatusCode::unreachable, "the sender's GPU " + std::to_string(ordinal) +
                                                        " is not peer-accessible from GPU " + std::to_string(mine));
       }
       return status;
     }
-    return status.is_ok() ? Status::error(StatusCode::internal, "the sender's GPU is not visible in this process")
+    return status.is_ok() ? Status::error(StatusCode::unreachable, "the sender's GPU is not visible in this process")
                           : status;
   }
 

@@ -54,6 +54,7 @@ enum class ReplyKind : std::uint32_t {
 struct Reply {
   ReplyKind kind = ReplyKind::fin;
   std::uint32_t depth = 0;   // pull: chunks in flight
+  std::uint32_t every_message = 0;  // pull: IPC from this sender will always be declined: push
   std::uint64_t bytes = 0;   // pull: bytes to send (the receiver's capacity may truncate)
   std::uint64_t chunk = 0;   // pull: chunk size
 };

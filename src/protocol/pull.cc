@@ -62,6 +62,7 @@ Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
 bool Pull::start_ipc(std::string* decline_reason) {
   if (!config().transports.allows(kTransportIpc)) {
     *decline_reason = "CUMPI_TRANSPORTS excludes ipc";
+    peer_declined_ = true;
     return false;
   }
   if (envelope_.sender_node != channel().node) {
@@ -90,6 +91,7 @@ bool Pull::start_ipc(std::string* decline_reason) {
   if (!status.is_ok()) {
     mapping_ = nullptr;
     *decline_reason = status.message();
+    peer_declined_ = status.code() == StatusCode::unreachable;
     return false;
   }
   status = memory::backend().start_copy(target_->dense_destination(),
@@ -125,6 +127,7 @@ Status Pull::start_pipeline() {
   pull.bytes = delivered_;
   pull.chunk = std::max<std::size_t>(config().pipeline_chunk, 4096);
   pull.depth = static_cast<std::uint32_t>(depth);
+  pull.every_message = peer_declined_ ? 1 : 0;
   Status status = send_reply(pull);
   if (!status.is_ok()) {
     return status;

@@ -42,6 +42,7 @@ class Pull {
   void finish(Status* error);
 
   Route route_ = Route::none;
+  bool peer_declined_ = false;  // IPC from this sender can never work here
   Envelope envelope_;
   ReceiveTarget* target_ = nullptr;
   std::size_t delivered_ = 0;

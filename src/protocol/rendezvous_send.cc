@@ -138,7 +138,9 @@ bool RendezvousSend::advance(Status* error) {
                 reply_.kind == ReplyKind::pull ? "pull request" : "FIN", status.MPI_SOURCE);
     }
     if (flag != 0 && reply_.kind == ReplyKind::pull && !pipelining_) {
-      pulling_peers().add(status.MPI_SOURCE);
+      if (reply_.every_message != 0) {
+        pulling_peers().add(status.MPI_SOURCE);
+      }
       serve_pull(status.MPI_SOURCE, error);
     } else if (flag != 0) {
       fin_ = true;

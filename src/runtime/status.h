@@ -15,6 +15,7 @@ enum class StatusCode {
   cuda_error,    // a CUDA driver call failed
   out_of_memory, // host or pinned memory could not be had
   truncated,     // a message larger than the receive buffer (MPI_ERR_TRUNCATE)
+  unreachable,   // a peer's memory cannot be mapped from here (its GPU is not visible or not a peer)
   internal,      // a bug in cumpi or an unsupported situation
 };
 

@@ -19,6 +19,12 @@ Status IpcCache::acquire(int sender, int sender_pid, const memory::IpcExport& ex
   }
   IpcMapping opened;
   Status status = backend_.open_ipc(exported, sender_pid, destination, &opened.base);
+  if (!status.is_ok() && status.code() != StatusCode::unreachable && close_idle_of(sender) != 0) {
+    // A mapping of a buffer the sender freed keeps its memory mapped here, and
+    // the driver refuses to map a new buffer on that memory again
+    // (CUDA_ERROR_ALREADY_MAPPED): closing the sender's idle mappings frees it.
+    status = backend_.open_ipc(exported, sender_pid, destination, &opened.base);
+  }
   if (!status.is_ok()) {
     return status;
   }
@@ -33,6 +39,22 @@ Status IpcCache::acquire(int sender, int sender_pid, const memory::IpcExport& ex
   evict_beyond_limits();
   *mapping = &mappings_.front();
   return Status::ok();
+}
+
+std::size_t IpcCache::close_idle_of(int sender) {
+  std::size_t closed = 0;
+  for (auto it = mappings_.begin(); it != mappings_.end();) {
+    if (it->sender != sender || it->in_flight != 0) {
+      ++it;
+      continue;
+    }
+    backend_.close_ipc(it->base, it->context);
+    counters_.mapped_bytes -= it->bytes;
+    ++counters_.evictions;
+    ++closed;
+    it = mappings_.erase(it);
+  }
+  return closed;
 }
 
 void IpcCache::release(IpcMapping* mapping) {

@@ -54,6 +54,8 @@ class IpcCache {
 
  private:
   void evict_beyond_limits();
+  // Closes the sender's mappings no copy reads; returns how many.
+  std::size_t close_idle_of(int sender);
 
   memory::Backend& backend_;
   std::size_t max_entries_;
