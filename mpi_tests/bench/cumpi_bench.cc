@@ -370,6 +370,9 @@ int main(int argc, char** argv) {
       const double latency = ping_pong(buffer, bytes, iterations, rank);
       const double rate = bandwidth(buffer, bytes, iterations, rank);
       rows.push_back({"p2p", pair, bytes, iterations, latency * 1e6, rate});
+      if (rank == 0) {  // progress, in case the run is cut short
+        std::fprintf(stderr, "measured p2p %s %zu B: %.3f us, %.3f GB/s\n", pair.c_str(), bytes, latency * 1e6, rate);
+      }
     }
   }
   if (settings.allreduce) {
