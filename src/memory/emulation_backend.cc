@@ -38,6 +38,8 @@ std::size_t round_to_pages(std::size_t bytes) {
 
 // Stands for the CUcontext of all emulated allocations.
 char g_emulated_context;
+// Stands for the event of an emulated copy in flight.
+char g_copy_in_flight;
 
 class EmulationBackend final : public Backend {
  public:
@@ -115,17 +117,27 @@ class EmulationBackend final : public Backend {
 
   void* current_context() override { return device_memory_possible() ? &g_emulated_context : nullptr; }
 
+  // The copy is done at once, but reported finished only at the second poll:
+  // as on a GPU, the engine's asynchronous paths see copies in flight.
   Status start_copy(void* to, const void* from, std::size_t bytes, void*, CopyTicket* ticket) override {
-    ticket->event = nullptr;
+    ticket->event = bytes == 0 ? nullptr : &g_copy_in_flight;
+    ticket->context = nullptr;
     return copy_through_backing(to, from, bytes, "cuMemcpyAsync");
   }
 
-  Status poll_copy(CopyTicket*, bool* finished) override {
-    *finished = true;
+  Status poll_copy(CopyTicket* ticket, bool* finished) override {
+    *finished = ticket->event == nullptr || ticket->context != nullptr;
+    ticket->context = &g_copy_in_flight;  // polled once
+    if (*finished) {
+      ticket->event = nullptr;
+    }
     return Status::ok();
   }
 
-  Status wait_copy(CopyTicket*) override { return Status::ok(); }
+  Status wait_copy(CopyTicket* ticket) override {
+    ticket->event = nullptr;
+    return Status::ok();
+  }
 
   Status pin(void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
   void unpin(void*) override {}
