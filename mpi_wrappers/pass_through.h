@@ -20,13 +20,14 @@ inline bool no_device_requests() { return !protocol::has_device_requests(); }
 // No message waits in cumpi's matched queue: receives need not look there.
 inline bool no_queued_messages() { return !protocol::has_queued_messages(); }
 
-// A host receive that certainly cannot take an envelope (its capacity is
-// smaller) nor a queued message, while nothing of the engine's needs
-// service: the real receive does all. Decided from the thread's cached type
-// size; a miss means "look closer".
+// A host receive that certainly cannot take an envelope: its capacity is
+// smaller, by the thread's cached size of the datatype (a miss means "look
+// closer"). The entry point takes this path only in the plain active state,
+// which already says that no device operation needs service and no message
+// waits in the matched queue (runtime::kProgressWork, kQueuedMessages).
 inline bool small_host_receive(int count, MPI_Datatype type) {
   long long size = 0;
-  return no_device_requests() && no_queued_messages() && protocol::cached_type_size(type, &size) &&
+  return protocol::cached_type_size(type, &size) &&
          static_cast<long long>(count) * size < static_cast<long long>(protocol::kEnvelopeBytes);
 }
 

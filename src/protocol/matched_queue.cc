@@ -7,6 +7,7 @@
 #include "protocol/progress.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
+#include "runtime/runtime.h"
 
 namespace cumpi::protocol {
 
@@ -128,7 +129,9 @@ std::unique_ptr<QueuedMessage> MatchedQueue::take_handed_out(MPI_Message handle)
 }
 
 void MatchedQueue::publish() {
-  g_queued_messages.store(queue_.size() + handed_out_.size(), std::memory_order_relaxed);
+  const std::size_t queued = queue_.size() + handed_out_.size();
+  g_queued_messages.store(queued, std::memory_order_relaxed);
+  runtime::set_entry_state(runtime::kQueuedMessages, queued != 0);
 }
 
 MatchedQueue& matched_queue() {

@@ -13,6 +13,7 @@ enum EntryState : unsigned {
   kActive = 1,          // between cumpi's start and stop, unless CUMPI_DISABLE=1
   kStatisticsWork = 2,  // CUMPI_STATS=1: count and time the call
   kProgressWork = 4,    // device operations are outstanding: advance them
+  kQueuedMessages = 8,  // probes took messages out of MPI: receives must look at them first
 };
 inline std::atomic<unsigned> g_entry_state{0};
 
