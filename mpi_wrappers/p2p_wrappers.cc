@@ -6,7 +6,7 @@
 #include "protocol/completion.h"
 #include "protocol/matched_queue.h"
 #include "protocol/operation_table.h"
-#include "protocol/staged_p2p.h"
+#include "protocol/point_to_point.h"
 #include "protocol/type_size_cache.h"
 #include "protocol/watched_receive.h"
 

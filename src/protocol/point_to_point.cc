@@ -1,4 +1,4 @@
-#include "protocol/staged_p2p.h"
+#include "protocol/point_to_point.h"
 
 #include <memory>
 #include <vector>

@@ -1,6 +1,7 @@
-// Point-to-point on device buffers through pinned host copies. The message
-// on the wire is exactly what plain MPI sends for the same (count, datatype),
-// so any receiver, host or device, understands it.
+// The engine's point-to-point entry points. Sends of device memory go eagerly
+// (staged through pinned host copies, the message on the wire exactly what
+// plain MPI sends for the same count and datatype) or, when large and
+// contiguous, by rendezvous; receives are watched for envelopes.
 #pragma once
 
 #include "runtime/mpi_api.h"
