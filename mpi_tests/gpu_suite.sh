@@ -40,6 +40,8 @@ for ranks in 2 4; do
 done
 step p2p_matrix_staged_pipeline staged launch 2 300 "$build/mpi_tests/p2p_matrix" --sizes 0,256,8192,3000001,67108864
 step p2p_matrix_256MiB launch 2 300 "$build/mpi_tests/p2p_matrix" --memory device --sizes 268435456
+step p2p_matrix_pool_memory env TEST_DEVICE_ALLOCATOR=async CUMPI_LOG=info \
+  "$here/run_launched.sh" mpirun 2 300 "$library" "$build/mpi_tests/p2p_matrix" --sizes 0,8192,1048576,67108864
 step p2p_stress_np4 launch 4 300 "$build/mpi_tests/p2p_stress" --messages 10000
 step p2p_stress_np3_staged staged launch 3 300 "$build/mpi_tests/p2p_stress" --messages 3000
 step ipc_cache_churn env CUMPI_IPC_CACHE_MAX=64 CUMPI_IPC_CACHE_MAX_BYTES=1073741824 \
@@ -52,7 +54,7 @@ step mpi4py_cupy_np2 launch 2 120 python3 "$here/mpi4py_cupy.py"
 step mpi4py_cupy_np4 launch 4 120 python3 "$here/mpi4py_cupy.py"
 fi
 if [ "$parts" != tests ]; then
-step benchmark launch 2 300 "$build/mpi_tests/cumpi_bench" --allreduce 0 --csv "$out/bench.csv"
+step benchmark launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
 step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
 step host_overhead "$here/bench/host_overhead.sh" "$build" 7
 fi

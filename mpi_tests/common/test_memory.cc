@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace cumpi_test {
 
@@ -94,11 +95,24 @@ bool cuda_driver_loaded() {
   return handle != nullptr;
 }
 
+// TEST_DEVICE_ALLOCATOR=async: device buffers from the stream-ordered pool
+// (cudaMallocAsync), which legacy CUDA IPC cannot export.
+static bool pool_allocator() {
+  static const bool pool = [] {
+    const char* choice = std::getenv("TEST_DEVICE_ALLOCATOR");
+    return choice != nullptr && std::string(choice) == "async";
+  }();
+  return pool;
+}
+
 Buffer::Buffer(Memory memory, std::size_t bytes) : memory_(memory), bytes_(bytes) {
   if (memory == Memory::host) {
     data_ = std::malloc(bytes == 0 ? 1 : bytes);
   } else if (emulated()) {
     data_ = emulation().malloc_fn(bytes);
+  } else if (pool_allocator()) {
+    check_cuda(cudaMallocAsync(&data_, bytes == 0 ? 1 : bytes, nullptr), "cudaMallocAsync");
+    check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
   } else {
     check_cuda(cudaMalloc(&data_, bytes == 0 ? 1 : bytes), "cudaMalloc");
   }
@@ -113,6 +127,9 @@ Buffer::~Buffer() {
     std::free(data_);
   } else if (emulated()) {
     emulation().free_fn(data_);
+  } else if (pool_allocator()) {
+    cudaFreeAsync(data_, nullptr);
+    cudaStreamSynchronize(nullptr);
   } else {
     cudaFree(data_);
   }
