@@ -307,20 +307,30 @@ void check_goals(const std::vector<Row>& rows, std::size_t largest) {
     const double slowest = std::min({d2h->bandwidth_gbs, h2d->bandwidth_gbs, hh_large->bandwidth_gbs});
     print_goal("largest D->D pipeline bandwidth / slowest stage", dd_large->bandwidth_gbs / slowest, "x", 0.8, true);
   }
+  // A cliff is a latency jump the size does not explain: only steps to
+  // latency-bound sizes count (where moving the bytes at the best bandwidth
+  // seen would take less than half the latency); beyond them a doubled size
+  // doubles the time, as it must.
+  double best_bandwidth = 0;
+  for (const Row& row : rows) {
+    if (row.test == "p2p" && row.pair == "dd") best_bandwidth = std::max(best_bandwidth, row.bandwidth_gbs);
+  }
   double cliff = 0;
   std::size_t cliff_at = 0;
   const Row* previous = nullptr;
   for (const Row& row : rows) {
     if (row.test != "p2p" || row.pair != "dd") continue;
-    if (previous != nullptr && row.latency_us / previous->latency_us > cliff) {
+    const double transfer_us = best_bandwidth > 0 ? static_cast<double>(row.bytes) / (best_bandwidth * 1e3) : 0;
+    const bool latency_bound = transfer_us < 0.5 * row.latency_us;
+    if (previous != nullptr && latency_bound && row.latency_us / previous->latency_us > cliff) {
       cliff = row.latency_us / previous->latency_us;
       cliff_at = row.bytes;
     }
     previous = &row;
   }
-  if (previous != nullptr) {
+  if (cliff_at != 0) {
     char goal[96];
-    std::snprintf(goal, sizeof(goal), "largest D->D latency step between sizes (at %zu B)", cliff_at);
+    std::snprintf(goal, sizeof(goal), "largest D->D latency step, latency-bound sizes (to %zu B)", cliff_at);
     print_goal(goal, cliff, "x", 2.0, false);
   }
 }
