@@ -144,8 +144,14 @@ int intercept_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest
 
 int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                    MPI_Status* status) {
-  if (!on_device(buf) && !protocol::host_receive_needs_engine(count, type)) {
+  if (on_device(buf)) {
+    return in_engine(comm, [=] { return protocol::recv(buf, count, type, source, tag, comm, status); });
+  }
+  if (!protocol::host_receive_needs_engine(count, type)) {
     return real().Recv(buf, count, type, source, tag, comm, status);
+  }
+  if (protocol::host_receive_may_block_in_mpi()) {
+    return in_engine(comm, [=] { return protocol::host_recv_checked(buf, count, type, source, tag, comm, status); });
   }
   return in_engine(comm, [=] { return protocol::recv(buf, count, type, source, tag, comm, status); });
 }

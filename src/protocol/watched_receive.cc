@@ -225,6 +225,35 @@ Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int
   return track(std::move(operation), request);
 }
 
+bool host_receive_may_block_in_mpi() { return !has_queued_messages() && operations().pending_count() == 0; }
+
+Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                         MPI_Status* status) {
+  MPI_Status local{};
+  MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
+  const int rc = real_mpi().Recv(buffer, count, type, source, tag, comm, result);
+  if (rc != MPI_SUCCESS || elements_in_bytes(*result) != kEnvelopeBytes) {
+    return from_mpi(rc);
+  }
+  ReceiveTarget target;
+  Envelope envelope;
+  Status prepared = ReceiveTarget::prepare(buffer, count, type, false, &target);
+  if (!prepared.is_ok() || !target.envelope_arrived(kEnvelopeBytes, &envelope)) {
+    return prepared;
+  }
+  Pull pull;
+  Status error = pull.start(envelope, &target);
+  while (error.is_ok() && !pull.advance(&error)) {
+    progress_if_pending();
+  }
+  report_status(result, result->MPI_SOURCE, result->MPI_TAG, pull.delivered(), MPI_SUCCESS);
+  if (error.is_ok() && pull.truncated()) {
+    return Status::error(StatusCode::truncated, "message truncated: it is larger than the receive buffer of " +
+                                                    std::to_string(pull.delivered()) + " bytes");
+  }
+  return error;
+}
+
 Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
   WatchedReceive operation;
   Status started = operation.start_queued(buffer, count, type, matched_queue().take_handed_out(*message));

@@ -64,6 +64,14 @@ Status watched_recv(void* buffer, int count, MPI_Datatype type, int source, int 
                     MPI_Status* status);
 Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                      MPI_Request* request);
+// A blocking receive into host memory while nothing of the engine's needs
+// service and no message is queued: the real MPI_Recv, then a look at what
+// arrived; an envelope is pulled into the buffer before returning.
+Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                         MPI_Status* status);
+// True when a host receive can take that route.
+bool host_receive_may_block_in_mpi();
+
 // MPI_Mrecv/Imrecv of a handle cumpi handed out.
 Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
 Status queued_imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request);
