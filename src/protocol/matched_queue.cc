@@ -7,6 +7,7 @@
 #include "protocol/progress.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
+#include "runtime/status_bytes.h"
 #include "runtime/runtime.h"
 
 namespace cumpi::protocol {
@@ -32,13 +33,7 @@ Handle handle_of(const QueuedMessage* message, std::uint32_t serial) {
   }
 }
 
-std::size_t received_bytes(const MPI_Status& status) {
-  MPI_Count bytes = 0;
-  if (real_mpi().Get_elements_x(&status, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED) {
-    return 0;
-  }
-  return static_cast<std::size_t>(bytes);
-}
+std::size_t received_bytes(const MPI_Status& status) { return status_bytes(status); }
 
 std::uint32_t g_serial = 0;
 std::list<std::pair<MPI_Message, QueuedMessage*>> g_handles;  // guarded by the queue's mutex

@@ -9,18 +9,13 @@
 #include "runtime/errors.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
+#include "runtime/status_bytes.h"
 
 namespace cumpi::protocol {
 
 namespace {
 
-std::size_t elements_in_bytes(const MPI_Status& status) {
-  MPI_Count bytes = 0;
-  if (real_mpi().Get_elements_x(&status, MPI_BYTE, &bytes) != MPI_SUCCESS || bytes == MPI_UNDEFINED) {
-    return 0;
-  }
-  return static_cast<std::size_t>(bytes);
-}
+std::size_t elements_in_bytes(const MPI_Status& status) { return status_bytes(status); }
 
 int error_of(const Status& status) {
   if (status.is_ok()) {
