@@ -37,6 +37,20 @@ TEST(ConfigParsing, SizesTakeBinarySuffixes) {
   EXPECT_FALSE(parse_size("17179869184G").has_value());  // overflows 64 bits
 }
 
+TEST(ConfigParsing, TransportsAlwaysKeepTheStagedPath) {
+  const auto both = parse_transports("ipc,staged");
+  ASSERT_TRUE(both.has_value());
+  EXPECT_TRUE(both->allows(kTransportIpc));
+  EXPECT_TRUE(both->allows(kTransportStaged));
+  const auto staged = parse_transports("staged");
+  ASSERT_TRUE(staged.has_value());
+  EXPECT_FALSE(staged->allows(kTransportIpc));
+  EXPECT_TRUE(staged->allows(kTransportStaged));
+  EXPECT_TRUE(parse_transports("IPC")->allows(kTransportStaged));
+  EXPECT_FALSE(parse_transports("ucx").has_value());
+  EXPECT_FALSE(parse_transports("ipc,,staged").has_value());
+}
+
 TEST(ConfigParsing, LogLevels) {
   EXPECT_EQ(parse_log_level("debug"), log::Level::debug);
   EXPECT_EQ(parse_log_level("WARN"), log::Level::warn);
