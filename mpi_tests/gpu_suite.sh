@@ -54,7 +54,7 @@ step mpi4py_cupy_np2 launch 2 120 python3 "$here/mpi4py_cupy.py"
 step mpi4py_cupy_np4 launch 4 120 python3 "$here/mpi4py_cupy.py"
 fi
 if [ "$parts" != tests ]; then
-step benchmark launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
+step benchmark env CUMPI_LOG=info "$here/run_launched.sh" mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
 step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
 step host_overhead "$here/bench/host_overhead.sh" "$build" 7
 fi
