@@ -5,7 +5,6 @@
 
 #include "memory/classifier.h"
 #include "protocol/envelope.h"
-#include "protocol/matched_queue.h"
 #include "protocol/operation_table.h"
 #include "protocol/type_size_cache.h"
 
@@ -16,9 +15,6 @@ using memory::known_host;
 
 // No device request exists: wait, test, start and free need nothing of cumpi.
 inline bool no_device_requests() { return !protocol::has_device_requests(); }
-
-// No message waits in cumpi's matched queue: receives need not look there.
-inline bool no_queued_messages() { return !protocol::has_queued_messages(); }
 
 // A host receive that certainly cannot take an envelope: its capacity is
 // smaller, by the thread's cached size of the datatype (a miss means "look

@@ -40,9 +40,8 @@ class StagedBuffer {
   // The pointer to hand to MPI in place of the user's.
   void* mpi_pointer() const { return mpi_pointer_; }
   bool staged() const { return device_begin_ != nullptr; }
-  // The span's first byte on the device, its host copy, and the owner.
+  // The span's first byte on the device, and the owner.
   char* device_span_begin() const { return device_begin_; }
-  char* host_span_begin() const { return block_.data; }
   const PointerInfo& owner() const { return owner_; }
   std::size_t staged_bytes() const { return staged() ? span_bytes_ : 0; }
 

@@ -33,8 +33,6 @@ Handle handle_of(const QueuedMessage* message, std::uint32_t serial) {
   }
 }
 
-std::size_t received_bytes(const MPI_Status& status) { return status_bytes(status); }
-
 std::uint32_t g_serial = 0;
 std::list<std::pair<MPI_Message, QueuedMessage*>> g_handles;  // guarded by the queue's mutex
 
@@ -183,7 +181,7 @@ Status find_message(int source, int tag, MPI_Comm comm, bool blocking, int* foun
       }
       continue;
     }
-    if (plain->MPI_SOURCE == MPI_PROC_NULL || received_bytes(*plain) != kEnvelopeBytes) {
+    if (plain->MPI_SOURCE == MPI_PROC_NULL || status_bytes(*plain) != kEnvelopeBytes) {
       return Status::ok();
     }
     // The same source and tag match the same message again: MPI's order.
@@ -251,7 +249,7 @@ Status mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* messag
     if (rc != MPI_SUCCESS) {
       return from_mpi(rc);
     }
-    if (received_bytes(probed) == kEnvelopeBytes) {
+    if (status_bytes(probed) == kEnvelopeBytes) {
       // Another thread's message came in between; look again.
       Status taken = queue.take(message, probed, comm);
       if (!taken.is_ok()) return taken;

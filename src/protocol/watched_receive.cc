@@ -15,8 +15,6 @@ namespace cumpi::protocol {
 
 namespace {
 
-std::size_t elements_in_bytes(const MPI_Status& status) { return status_bytes(status); }
-
 int error_of(const Status& status) {
   if (status.is_ok()) {
     return MPI_SUCCESS;
@@ -130,7 +128,7 @@ bool WatchedReceive::inner_completed() {
   inner_ = MPI_REQUEST_NULL;
   int cancelled = 0;
   real_mpi().Test_cancelled(&matched_, &cancelled);
-  const std::size_t received = elements_in_bytes(matched_);
+  const std::size_t received = status_bytes(matched_);
   Envelope envelope;
   if (cancelled != 0) {
     outcome->cancelled = true;
@@ -227,7 +225,7 @@ Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source,
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = real_mpi().Recv(buffer, count, type, source, tag, comm, result);
-  if (rc != MPI_SUCCESS || elements_in_bytes(*result) != kEnvelopeBytes) {
+  if (rc != MPI_SUCCESS || status_bytes(*result) != kEnvelopeBytes) {
     return from_mpi(rc);
   }
   ReceiveTarget target;

@@ -90,13 +90,6 @@ void IpcCache::clear() {
   counters_.mapped_bytes = 0;
 }
 
-void IpcCache::set_limits(std::size_t max_entries, std::size_t max_bytes) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  max_entries_ = max_entries;
-  max_bytes_ = max_bytes;
-  evict_beyond_limits();
-}
-
 IpcCacheCounters IpcCache::counters() const {
   std::lock_guard<std::mutex> lock(mutex_);
   IpcCacheCounters now = counters_;

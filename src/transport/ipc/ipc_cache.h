@@ -49,7 +49,6 @@ class IpcCache {
   void release(IpcMapping* mapping);
   // Closes every mapping (at MPI_Finalize).
   void clear();
-  void set_limits(std::size_t max_entries, std::size_t max_bytes);
   IpcCacheCounters counters() const;
 
  private:
