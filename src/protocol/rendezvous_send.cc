@@ -171,10 +171,7 @@ bool RendezvousSendOperation::advance() {
   if (!send.advance(&error)) {
     return false;
   }
-  if (!error.is_ok()) {
-    CUMPI_LOG(error, "%s", error.message().c_str());
-    outcome->error = error.code() == StatusCode::mpi_error ? error.mpi_code() : mpi_error_class(error.code());
-  }
+  outcome->error = request_error_code(error);
   return true;
 }
 

@@ -1,6 +1,5 @@
 #include "protocol/operations.h"
 #include "runtime/errors.h"
-#include "runtime/log.h"
 #include "runtime/real_mpi.h"
 
 namespace cumpi::protocol {
@@ -42,8 +41,7 @@ void StagedOperation::finish(int test_result, const MPI_Status& inner_status) {
     Status copied = copy_back_received_only ? buffer.copy_back(static_cast<std::size_t>(received))
                                             : buffer.copy_back_all();
     if (!copied.is_ok()) {
-      CUMPI_LOG(error, "%s", copied.message().c_str());
-      result.error = mpi_error_class(copied.code());
+      result.error = request_error_code(copied);
     }
   }
   reads.clear();

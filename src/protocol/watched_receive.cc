@@ -7,21 +7,12 @@
 #include "protocol/progress.h"
 #include "protocol/type_size_cache.h"
 #include "runtime/errors.h"
-#include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/status_bytes.h"
 
 namespace cumpi::protocol {
 
 namespace {
-
-int error_of(const Status& status) {
-  if (status.is_ok()) {
-    return MPI_SUCCESS;
-  }
-  CUMPI_LOG(error, "%s", status.message().c_str());
-  return status.code() == StatusCode::mpi_error ? status.mpi_code() : mpi_error_class(status.code());
-}
 
 // The host bytes of pending nonblocking watched receives: a receive into
 // memory another one may still write gets a private landing buffer.
@@ -114,7 +105,7 @@ Status WatchedReceive::take_queued(std::unique_ptr<QueuedMessage> message) {
   const std::size_t bytes = queued_->bytes.size();
   Status delivered = target_.deliver_packed(queued_->bytes.data(), bytes);
   const bool truncated = bytes > target_.capacity();
-  complete(delivered.is_ok() ? (truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS) : error_of(delivered),
+  complete(delivered.is_ok() ? (truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS) : request_error_code(delivered),
            truncated ? target_.capacity() : bytes);
   return Status::ok();
 }
@@ -137,13 +128,13 @@ bool WatchedReceive::inner_completed() {
     pulling_ = true;
     Status started = pull_.start(envelope, &target_);
     if (!started.is_ok()) {
-      complete(error_of(started), 0);
+      complete(request_error_code(started), 0);
     }
   } else {
     const bool arrived = rc == MPI_SUCCESS || rc == MPI_ERR_TRUNCATE;
     Status finished = arrived ? target_.finish_plain(received) : Status::ok();
     error_from_mpi_ = rc != MPI_SUCCESS && finished.is_ok();
-    complete(finished.is_ok() ? rc : error_of(finished), received);
+    complete(finished.is_ok() ? rc : request_error_code(finished), received);
   }
   return true;
 }
@@ -160,7 +151,7 @@ bool WatchedReceive::advance() {
     if (!pull_.advance(&error)) {
       return false;
     }
-    const int code = !error.is_ok() ? error_of(error) : (pull_.truncated() ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    const int code = !error.is_ok() ? request_error_code(error) : (pull_.truncated() ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
     complete(code, pull_.delivered());
   }
   return done_;

@@ -21,6 +21,14 @@ int mpi_error_class(StatusCode code) {
   return MPI_ERR_INTERN;
 }
 
+int request_error_code(const Status& status) {
+  if (status.is_ok()) {
+    return MPI_SUCCESS;
+  }
+  CUMPI_LOG(error, "%s", status.message().c_str());
+  return status.code() == StatusCode::mpi_error ? status.mpi_code() : mpi_error_class(status.code());
+}
+
 int report(const Status& status, MPI_Comm comm, const char* mpi_call) {
   if (status.is_ok()) {
     return MPI_SUCCESS;

@@ -14,6 +14,11 @@ inline Status from_mpi(int rc) { return rc == MPI_SUCCESS ? Status::ok() : Statu
 // The MPI error class that stands for a cumpi status code.
 int mpi_error_class(StatusCode code);
 
+// The code a completed request reports for `status`, whose message is logged
+// (no error handler runs here: the completing call reports it): MPI_SUCCESS,
+// the MPI library's own code, or the class of a cumpi error.
+int request_error_code(const Status& status);
+
 // MPI_SUCCESS for ok; the MPI library's code for mpi_error (its handler has
 // already run); otherwise logs the message, prefixed with the MPI call
 // (`intercept_Send` or `MPI_Send` both give "MPI_Send"), invokes comm's
