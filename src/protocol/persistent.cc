@@ -30,16 +30,7 @@ Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
   if (!operation.target.envelope_arrived(static_cast<std::size_t>(received), &envelope)) {
     return operation.target.finish_plain(static_cast<std::size_t>(received));
   }
-  Pull pull;
-  Status error = pull.start(envelope, &operation.target);
-  while (error.is_ok() && !pull.advance(&error)) {
-  }
-  mpi.Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(pull.delivered()));
-  if (error.is_ok() && pull.truncated()) {
-    return Status::error(StatusCode::truncated, "message truncated: it is larger than the receive buffer of " +
-                                                    std::to_string(pull.delivered()) + " bytes");
-  }
-  return error;
+  return pull_now(envelope, &operation.target, status);
 }
 
 }  // namespace

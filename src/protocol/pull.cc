@@ -184,4 +184,18 @@ void Pull::finish(Status* error) {
   }
 }
 
+Status pull_now(const Envelope& envelope, ReceiveTarget* target, MPI_Status* status) {
+  Pull pull;
+  Status error = pull.start(envelope, target);
+  while (error.is_ok() && !pull.advance(&error)) {
+  }
+  real_mpi().Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(pull.delivered()));
+  return error.is_ok() && pull.truncated() ? truncated_receive(pull.delivered()) : error;
+}
+
+Status truncated_receive(std::size_t delivered) {
+  return Status::error(StatusCode::truncated, "message truncated: it is larger than the receive buffer of " +
+                                                  std::to_string(delivered) + " bytes");
+}
+
 }  // namespace cumpi::protocol

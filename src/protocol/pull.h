@@ -55,4 +55,13 @@ class Pull {
   std::vector<char> packed_;  // targets with holes take the message contiguously first
 };
 
+// Pulls `envelope`'s message into `target` before returning and sets the
+// status's count to the bytes delivered. The wait serves nothing else: it
+// runs where nothing else is pending, or under the operation table's lock
+// (a persistent receive's completion).
+Status pull_now(const Envelope& envelope, ReceiveTarget* target, MPI_Status* status);
+
+// The error of a receive that took `delivered` bytes of a larger message.
+Status truncated_receive(std::size_t delivered);
+
 }  // namespace cumpi::protocol

@@ -183,8 +183,7 @@ Status run_to_completion(WatchedReceive& operation, MPI_Status* status) {
     return Status::mpi(result.error);
   }
   if (result.error == MPI_ERR_TRUNCATE) {
-    return Status::error(StatusCode::truncated, "message truncated: it is larger than the receive buffer of " +
-                                                    std::to_string(result.received_bytes) + " bytes");
+    return truncated_receive(static_cast<std::size_t>(result.received_bytes));
   }
   return Status::error(StatusCode::internal, "receive failed with MPI error " + std::to_string(result.error));
 }
@@ -225,17 +224,7 @@ Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source,
   if (!prepared.is_ok() || !target.envelope_arrived(kEnvelopeBytes, &envelope)) {
     return prepared;
   }
-  Pull pull;
-  Status error = pull.start(envelope, &target);
-  while (error.is_ok() && !pull.advance(&error)) {
-    progress_if_pending();
-  }
-  report_status(result, result->MPI_SOURCE, result->MPI_TAG, pull.delivered(), MPI_SUCCESS);
-  if (error.is_ok() && pull.truncated()) {
-    return Status::error(StatusCode::truncated, "message truncated: it is larger than the receive buffer of " +
-                                                    std::to_string(pull.delivered()) + " bytes");
-  }
-  return error;
+  return pull_now(envelope, &target, result);
 }
 
 Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
