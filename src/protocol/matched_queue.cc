@@ -33,9 +33,6 @@ Handle handle_of(const QueuedMessage* message, std::uint32_t serial) {
   }
 }
 
-std::uint32_t g_serial = 0;
-std::list<std::pair<MPI_Message, QueuedMessage*>> g_handles;  // guarded by the queue's mutex
-
 }  // namespace
 
 Status MatchedQueue::take(MPI_Message* message, const MPI_Status& probed, MPI_Comm comm) {
@@ -84,8 +81,8 @@ std::unique_ptr<QueuedMessage> MatchedQueue::pop(MPI_Comm comm, int source, int 
 
 MPI_Message MatchedQueue::hand_out(std::unique_ptr<QueuedMessage> message) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const MPI_Message handle = handle_of<MPI_Message>(message.get(), ++g_serial);
-  g_handles.emplace_back(handle, message.get());
+  message->handle = handle_of<MPI_Message>(message.get(), ++serial_);
+  const MPI_Message handle = message->handle;
   handed_out_.push_back(std::move(message));
   publish();
   return handle;
@@ -93,8 +90,8 @@ MPI_Message MatchedQueue::hand_out(std::unique_ptr<QueuedMessage> message) {
 
 bool MatchedQueue::is_handed_out(MPI_Message handle) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [known, message] : g_handles) {
-    if (known == handle) {
+  for (const auto& message : handed_out_) {
+    if (message->handle == handle) {
       return true;
     }
   }
@@ -103,28 +100,19 @@ bool MatchedQueue::is_handed_out(MPI_Message handle) {
 
 std::unique_ptr<QueuedMessage> MatchedQueue::take_handed_out(MPI_Message handle) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto it = g_handles.begin(); it != g_handles.end(); ++it) {
-    if (it->first != handle) {
-      continue;
-    }
-    QueuedMessage* wanted = it->second;
-    g_handles.erase(it);
-    for (auto entry = handed_out_.begin(); entry != handed_out_.end(); ++entry) {
-      if (entry->get() == wanted) {
-        std::unique_ptr<QueuedMessage> found = std::move(*entry);
-        handed_out_.erase(entry);
-        publish();
-        return found;
-      }
+  for (auto it = handed_out_.begin(); it != handed_out_.end(); ++it) {
+    if ((*it)->handle == handle) {
+      std::unique_ptr<QueuedMessage> found = std::move(*it);
+      handed_out_.erase(it);
+      publish();
+      return found;
     }
   }
   return nullptr;
 }
 
 void MatchedQueue::publish() {
-  const std::size_t queued = queue_.size() + handed_out_.size();
-  g_queued_messages.store(queued, std::memory_order_relaxed);
-  runtime::set_entry_state(runtime::kQueuedMessages, queued != 0);
+  runtime::set_entry_state(runtime::kQueuedMessages, !queue_.empty() || !handed_out_.empty());
 }
 
 MatchedQueue& matched_queue() {

@@ -7,7 +7,6 @@
 // as message handles only cumpi understands.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <list>
 #include <memory>
@@ -16,6 +15,7 @@
 
 #include "protocol/envelope.h"
 #include "runtime/mpi_api.h"
+#include "runtime/runtime.h"
 #include "runtime/status.h"
 
 namespace cumpi::protocol {
@@ -27,14 +27,14 @@ struct QueuedMessage {
   bool is_envelope = false;
   Envelope envelope;                 // is_envelope
   std::vector<unsigned char> bytes;  // otherwise: the plain message, kEnvelopeBytes
+  MPI_Message handle{};              // once handed out
 
   std::size_t real_bytes() const { return is_envelope ? envelope.bytes : bytes.size(); }
 };
 
-// Messages in the queue or handed out as message handles: while none exist,
-// receives need not look.
-inline std::atomic<std::size_t> g_queued_messages{0};
-inline bool has_queued_messages() { return g_queued_messages.load(std::memory_order_relaxed) != 0; }
+// Messages in the queue or handed out as message handles (the entry state's
+// kQueuedMessages bit): while none exist, receives need not look.
+inline bool has_queued_messages() { return (runtime::entry_state() & runtime::kQueuedMessages) != 0; }
 
 class MatchedQueue {
  public:
@@ -58,6 +58,7 @@ class MatchedQueue {
   std::mutex mutex_;
   std::list<std::unique_ptr<QueuedMessage>> queue_;
   std::list<std::unique_ptr<QueuedMessage>> handed_out_;
+  std::uint32_t serial_ = 0;  // of handles, where they are integers
 };
 
 MatchedQueue& matched_queue();
