@@ -146,12 +146,16 @@ int look(int source, int tag, MPI_Comm comm, bool blocking, int* found, MPI_Stat
   return mpi.Iprobe(source, tag, comm, found, status);
 }
 
-// Finds the next message for a probe: from the queue, or from MPI, taking a
-// message of the envelope's size into the queue. *found stays 0 when a
-// nonblocking probe found nothing.
-Status find_message(int source, int tag, MPI_Comm comm, bool blocking, int* found, const QueuedMessage** queued,
+// Finds the next message for a probe: from the queue (*queued), or from MPI
+// (*plain), taking a message of the envelope's size into the queue. `flag` is
+// the nonblocking probes' (0 when nothing was found); null for a blocking
+// probe, which always finds one.
+Status find_message(int source, int tag, MPI_Comm comm, int* flag, const QueuedMessage** queued,
                     MPI_Status* plain) {
   MatchedQueue& queue = matched_queue();
+  const bool blocking = flag == nullptr;
+  int found_here = 0;
+  int* found = blocking ? &found_here : flag;
   for (;;) {
     *queued = has_queued_messages() ? queue.find(comm, source, tag) : nullptr;
     if (*queued != nullptr) {
@@ -189,14 +193,10 @@ Status find_message(int source, int tag, MPI_Comm comm, bool blocking, int* foun
 }  // namespace
 
 Status probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-  int found = 0;
   const QueuedMessage* queued = nullptr;
   MPI_Status plain{};
-  Status result = find_message(source, tag, comm, flag == nullptr, &found, &queued, &plain);
-  if (flag != nullptr) {
-    *flag = found;
-  }
-  if (!result.is_ok() || found == 0) {
+  Status result = find_message(source, tag, comm, flag, &queued, &plain);
+  if (!result.is_ok() || (flag != nullptr && *flag == 0)) {
     return result;
   }
   if (queued != nullptr) {
@@ -210,14 +210,10 @@ Status probe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) 
 Status mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   MatchedQueue& queue = matched_queue();
   for (;;) {
-    int found = 0;
     const QueuedMessage* queued = nullptr;
     MPI_Status plain{};
-    Status result = find_message(source, tag, comm, flag == nullptr, &found, &queued, &plain);
-    if (flag != nullptr) {
-      *flag = found;
-    }
-    if (!result.is_ok() || found == 0) {
+    Status result = find_message(source, tag, comm, flag, &queued, &plain);
+    if (!result.is_ok() || (flag != nullptr && *flag == 0)) {
       return result;
     }
     if (queued != nullptr) {
