@@ -114,7 +114,7 @@ Status Pull::start_pipeline() {
     destination = packed_.data();
     owner = memory::PointerInfo{};
   }
-  const int depth = static_cast<int>(std::clamp<std::size_t>(config().pipeline_depth, 1, 64));
+  const int depth = transport::configured_depth();
   if (envelope_.pushed != 0) {
     // Every chunk comes; what does not fit a truncated receive is dropped.
     const transport::PipelineShape shape{static_cast<std::size_t>(envelope_.bytes),
@@ -125,7 +125,7 @@ Status Pull::start_pipeline() {
   Reply pull;
   pull.kind = ReplyKind::pull;
   pull.bytes = delivered_;
-  pull.chunk = std::max<std::size_t>(config().pipeline_chunk, 4096);
+  pull.chunk = transport::configured_chunk();
   pull.depth = static_cast<std::uint32_t>(depth);
   pull.every_message = peer_declined_ ? 1 : 0;
   Status status = send_reply(pull);

@@ -75,7 +75,7 @@ Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::
   const bool pushing = must_push(peer);
   if (pushing) {
     envelope_.pushed = 1;
-    envelope_.chunk = std::max<std::size_t>(config().pipeline_chunk, 4096);
+    envelope_.chunk = transport::configured_chunk();
   }
   record_ = to_record(envelope_);
   // The reply receive is posted first: FIN may come back at once.
@@ -161,10 +161,6 @@ bool RendezvousSend::advance(Status* error) {
   }
   return done;
 }
-
-}  // namespace cumpi::protocol
-
-namespace cumpi::protocol {
 
 bool RendezvousSendOperation::advance() {
   Status error;

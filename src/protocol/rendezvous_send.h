@@ -54,10 +54,6 @@ class RendezvousSend {
 // rendezvous rather than eagerly.
 bool goes_by_rendezvous(std::size_t bytes);
 
-}  // namespace cumpi::protocol
-
-namespace cumpi::protocol {
-
 // A rendezvous send behind a generalized request (MPI_Isend and friends).
 class RendezvousSendOperation final : public Operation {
  public:

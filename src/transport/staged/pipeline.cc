@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 
@@ -69,6 +70,10 @@ bool copy_done(PipelineSlot& slot, Status* error) {
 }
 
 }  // namespace
+
+std::size_t configured_chunk() { return std::max<std::size_t>(config().pipeline_chunk, 4096); }
+
+int configured_depth() { return static_cast<int>(std::clamp<std::size_t>(config().pipeline_depth, 1, 64)); }
 
 PipelineSender::~PipelineSender() { release_slots(slots_); }
 

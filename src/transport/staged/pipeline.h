@@ -27,6 +27,10 @@ struct PipelineShape {
   }
 };
 
+// CUMPI_PIPELINE_CHUNK and CUMPI_PIPELINE_DEPTH, within sane bounds.
+std::size_t configured_chunk();
+int configured_depth();
+
 // One chunk buffer and what it is doing.
 struct PipelineSlot {
   enum class State { idle, copying, transferring };
