@@ -3,6 +3,7 @@
 #include "protocol/pull.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
+#include "runtime/status_bytes.h"
 
 namespace cumpi::protocol {
 
@@ -22,13 +23,10 @@ Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
   if (cancelled != 0) {
     return Status::ok();
   }
-  MPI_Count received = 0;
-  if (mpi.Get_elements_x(status, MPI_BYTE, &received) != MPI_SUCCESS || received == MPI_UNDEFINED) {
-    received = 0;
-  }
+  const std::size_t received = status_bytes(*status);
   Envelope envelope;
-  if (!operation.target.envelope_arrived(static_cast<std::size_t>(received), &envelope)) {
-    return operation.target.finish_plain(static_cast<std::size_t>(received));
+  if (!operation.target.envelope_arrived(received, &envelope)) {
+    return operation.target.finish_plain(received);
   }
   return pull_now(envelope, &operation.target, status);
 }
