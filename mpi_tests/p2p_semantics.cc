@@ -267,6 +267,15 @@ void bad_device_buffers(MPI_Comm comm) {
   rc = MPI_Allreduce(MPI_IN_PLACE, small.data(), 1000, MPI_DOUBLE, MPI_SUM, comm);
   MPI_Error_class(rc, &error_class);
   CHECK_EQ(error_class, MPI_ERR_BUFFER, "collective past the end of a device allocation");
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  Buffer large(Memory::device, 64 << 10);  // rendezvous-sized
+  rc = MPI_Send(large.data(), 64 << 10, MPI_BYTE, size, 17, comm);
+  MPI_Error_class(rc, &error_class);
+  CHECK_EQ(error_class, MPI_ERR_RANK, "device send to a rank outside the communicator");
+  rc = MPI_Isend(large.data(), 64 << 10, MPI_BYTE, -7, 17, comm, &request);
+  MPI_Error_class(rc, &error_class);
+  CHECK_EQ(error_class, MPI_ERR_RANK, "device isend to a negative rank");
   MPI_Barrier(comm);  // every rank refused the same collective locally
 }
 
@@ -276,10 +285,10 @@ void failed_device_copy(MPI_Comm comm) {
   auto inject = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "cumpi_emu_fail_next_copies"));
   if (inject == nullptr) return;  // the real CUDA backend: nothing to inject
   Checks::instance().set_context("failed device copy");
-  Buffer buffer(Memory::device, 256);
+  Buffer buffer(Memory::device, 128);  // eager at any limit: staged through a copy
   inject(1);
   MPI_Request request = MPI_REQUEST_NULL;
-  const int rc = MPI_Isend(buffer.data(), 256, MPI_BYTE, g_rank, 18, comm, &request);
+  const int rc = MPI_Isend(buffer.data(), 128, MPI_BYTE, 0, 18, comm, &request);
   int error_class = MPI_SUCCESS;
   MPI_Error_class(rc, &error_class);
   CHECK_EQ(error_class, MPI_ERR_OTHER, "a device copy failure");

@@ -46,6 +46,8 @@ class MappingBackend final : public memory::Backend {
   }
   void* current_context() override { return nullptr; }
   Status start_copy(void*, const void*, std::size_t, void*, CopyTicket*) override { return Status::ok(); }
+  void queue_copy(void*, const void*, std::size_t, void*, CopyTicket*) override {}
+  void flush_copies() override {}
   Status poll_copy(CopyTicket*, bool* finished) override {
     *finished = true;
     return Status::ok();

@@ -187,9 +187,115 @@ double copy_seconds(void* to, const void* from, std::size_t bytes, long iteratio
   return best;
 }
 
+// A zero-byte exchange with `peer`: a barrier of two.
+void sync_with(int peer) {
+  MPI_Sendrecv(nullptr, 0, MPI_BYTE, peer, 82, nullptr, 0, MPI_BYTE, peer, 82, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+// The floors of a one-way message in a ping-pong between two processes that
+// share a GPU, where each turn's copy runs in the other process's context
+// than the last one: a turn is one IPC copy from the peer's buffer (what a
+// pull costs), or a device-to-host copy, a host message and a host-to-device
+// copy in the peer (what an eager message costs). A zero-byte host message
+// passes the turn. Half the round trip, the best of three batches.
+void measure_ping_pong_floors(void* device, void* mapped, void* pinned, int rank, cudaStream_t stream,
+                              std::vector<Row>* rows) {
+  constexpr std::size_t kBytes = 8;
+  constexpr long kIterations = 1000;
+  const int peer = 1 - rank;
+  auto batch = [&](bool eager) {
+    sync_with(peer);
+    const double start = MPI_Wtime();
+    for (long i = 0; i < kIterations; ++i) {
+      for (int turn = 0; turn < 2; ++turn) {
+        if (turn != rank) {
+          MPI_Recv(pinned, eager ? kBytes : 0, MPI_BYTE, peer, 79, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          if (eager) cudaMemcpyAsync(device, pinned, kBytes, cudaMemcpyHostToDevice, stream);
+          if (eager) cudaStreamSynchronize(stream);
+          continue;
+        }
+        if (eager) {
+          cudaMemcpyAsync(pinned, device, kBytes, cudaMemcpyDeviceToHost, stream);
+        } else {
+          cudaMemcpyAsync(device, mapped, kBytes, cudaMemcpyDeviceToDevice, stream);
+        }
+        cudaStreamSynchronize(stream);
+        MPI_Send(pinned, eager ? kBytes : 0, MPI_BYTE, peer, 79, MPI_COMM_WORLD);
+      }
+    }
+    return (MPI_Wtime() - start) / kIterations / 2;
+  };
+  for (bool eager : {false, true}) {
+    double best = 1e30;
+    for (int repeat = 0; repeat < 3; ++repeat) best = std::min(best, batch(eager));
+    if (rank == 0) {
+      rows->push_back({"floor", eager ? "pp_eager" : "pp_ipc", kBytes, kIterations, best * 1e6, kBytes / best / 1e9});
+    }
+  }
+}
+
+// Ranks 0 and 1 map each other's buffer and measure the ping-pong floors;
+// either skips them when the other cannot.
+void measure_ping_pong_between_contexts(void* device, std::size_t bytes, int rank, cudaStream_t stream,
+                                        std::vector<Row>* rows) {
+  const int peer = 1 - rank;
+  cudaIpcMemHandle_t mine{};
+  cudaIpcMemHandle_t theirs{};
+  void* pinned = nullptr;
+  void* mapped = nullptr;
+  int ready = ok(cudaIpcGetMemHandle(&mine, device), "cudaIpcGetMemHandle") &&
+              ok(cudaMallocHost(&pinned, bytes), "cudaMallocHost");
+  MPI_Sendrecv(&mine, sizeof(mine), MPI_BYTE, peer, 80, &theirs, sizeof(theirs), MPI_BYTE, peer, 80,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  ready = ready && ok(cudaIpcOpenMemHandle(&mapped, theirs, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle");
+  int both_ready = 0;
+  MPI_Sendrecv(&ready, 1, MPI_INT, peer, 81, &both_ready, 1, MPI_INT, peer, 81, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (ready && both_ready) measure_ping_pong_floors(device, mapped, pinned, rank, stream, rows);
+  sync_with(peer);
+  if (mapped != nullptr) cudaIpcCloseMemHandle(mapped);
+  if (pinned != nullptr) cudaFreeHost(pinned);
+}
+
+// Seconds per copy of a window of `window` copies of `bytes` through the
+// mapping, issued back to back (batched: in one cudaMemcpyBatchAsync) and
+// synchronised once: what a window of pulls costs at best. Copies go to
+// distinct offsets where the buffer has room. The best of three.
+double window_copy_seconds(void* to, const void* from, std::size_t room, std::size_t bytes, int window,
+                           bool batched, cudaStream_t stream) {
+  std::vector<void*> destinations;
+  std::vector<const void*> sources;
+  std::vector<std::size_t> sizes(static_cast<std::size_t>(window), bytes);
+  for (int i = 0; i < window; ++i) {
+    const std::size_t offset = room >= bytes * window ? bytes * static_cast<std::size_t>(i) : 0;
+    destinations.push_back(static_cast<char*>(to) + offset);
+    sources.push_back(static_cast<const char*>(from) + offset);
+  }
+  cudaMemcpyAttributes attributes{};
+  attributes.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  std::size_t first_index = 0;
+  double best = 1e30;
+  for (int batch = 0; batch < 4; ++batch) {  // the first warms up
+    const double start = MPI_Wtime();
+    for (int round = 0; round < 20; ++round) {
+      if (batched) {
+        if (!ok(cudaMemcpyBatchAsync(destinations.data(), sources.data(), sizes.data(), sizes.size(), &attributes,
+                                     &first_index, 1, stream),
+                "cudaMemcpyBatchAsync")) {
+          return 0;
+        }
+      } else {
+        for (int i = 0; i < window; ++i) cudaMemcpyAsync(destinations[i], sources[i], bytes, cudaMemcpyDefault, stream);
+      }
+      cudaStreamSynchronize(stream);
+    }
+    if (batch > 0) best = std::min(best, (MPI_Wtime() - start) / 20 / window);
+  }
+  return best;
+}
+
 // The raw floors, measured here and now: rank 1 copies from rank 0's buffer
 // through a CUDA IPC mapping; rank 0 copies between its buffer and pinned
-// host memory.
+// host memory; then both in turn, as a ping-pong does.
 void measure_floors(std::size_t max_bytes, int rank, std::vector<Row>* rows) {
   const std::vector<std::size_t> sizes = {8, 1u << 20, std::max<std::size_t>(max_bytes, 1u << 20)};
   const std::size_t largest = sizes.back();
@@ -206,6 +312,14 @@ void measure_floors(std::size_t max_bytes, int rank, std::vector<Row>* rows) {
         const long iterations = bytes <= (1u << 20) ? 2000 : 20;
         const double seconds = copy_seconds(device, mapped, bytes, iterations, stream);
         rows->push_back({"floor", "ipc", bytes, iterations, seconds * 1e6, bytes / seconds / 1e9});
+      }
+      constexpr int kWindow = 32;
+      for (bool batched : {false, true}) {
+        const double seconds = window_copy_seconds(device, mapped, largest, 1u << 20, kWindow, batched, stream);
+        if (seconds > 0) {
+          rows->push_back({"floor", batched ? "ipc_batch" : "ipc_b2b", 1u << 20, 20 * kWindow, seconds * 1e6,
+                           (1u << 20) / seconds / 1e9});
+        }
       }
       cudaIpcCloseMemHandle(mapped);
     }
@@ -224,6 +338,8 @@ void measure_floors(std::size_t max_bytes, int rank, std::vector<Row>* rows) {
       cudaFreeHost(pinned);
     }
   }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank <= 1 && ready) measure_ping_pong_between_contexts(device, largest, rank, stream, rows);
   MPI_Barrier(MPI_COMM_WORLD);
   if (stream != nullptr) cudaStreamDestroy(stream);
   cudaFree(device);
@@ -296,6 +412,18 @@ void check_goals(const std::vector<Row>& rows, std::size_t largest) {
     if (dd_small != nullptr) print_goal("8 B D->D one-way latency", dd_small->latency_us, "us", 12.0, false);
     if (dd_small != nullptr && ipc_small != nullptr) {
       print_goal("8 B D->D latency / single IPC copy floor", dd_small->latency_us / ipc_small->latency_us, "x", 1.25,
+                 false);
+    }
+    // Two processes on one GPU alternate contexts at every turn of a
+    // ping-pong; these floors include that switch, the isolated copy does not.
+    const Row* pp_ipc = find_row(rows, "floor", "pp_ipc", 8);
+    const Row* pp_eager = find_row(rows, "floor", "pp_eager", 8);
+    if (dd_small != nullptr && pp_ipc != nullptr) {
+      print_goal("8 B D->D latency / ping-pong IPC copy floor", dd_small->latency_us / pp_ipc->latency_us, "x", 1.25,
+                 false);
+    }
+    if (dd_small != nullptr && pp_eager != nullptr) {
+      print_goal("8 B D->D latency / ping-pong eager floor", dd_small->latency_us / pp_eager->latency_us, "x", 1.25,
                  false);
     }
     if (dd_large != nullptr && ipc_large != nullptr) {

@@ -42,6 +42,7 @@ struct IpcExport {
 struct CopyTicket {
   void* event = nullptr;    // CUevent recorded after the copy; null once finished
   void* context = nullptr;
+  void* batch = nullptr;    // a queued copy's batch (CopyBatches); null once finished
 };
 
 class Backend {
@@ -70,6 +71,11 @@ class Backend {
   // Starts a copy between any two of device, pinned host and IPC-mapped
   // memory, on cumpi's stream of `context`.
   virtual Status start_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) = 0;
+  // Queues a copy as start_copy would start it; the copies queued in one
+  // context go to the device together at the next flush_copies(), or when
+  // one of their tickets is polled or waited on.
+  virtual void queue_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) = 0;
+  virtual void flush_copies() = 0;
   // Sets *finished once the copy completed (the ticket is spent then).
   virtual Status poll_copy(CopyTicket* ticket, bool* finished) = 0;
   // Blocks until the copy completed.

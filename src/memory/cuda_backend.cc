@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "memory/backend.h"
+#include "memory/copy_batches.h"
 #include "memory/cuda_driver.h"
 #include "runtime/log.h"
 
@@ -221,8 +222,32 @@ class CudaBackend final : public Backend {
     return status;
   }
 
+  void queue_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) override {
+    if (bytes == 0) {
+      *ticket = CopyTicket{};
+      return;
+    }
+    batches_.queue(to, from, bytes, context, ticket);
+  }
+
+  void flush_copies() override { batches_.flush(); }
+
   Status poll_copy(CopyTicket* ticket, bool* finished) override {
     *finished = true;
+    if (ticket->batch != nullptr) {
+      void* event = nullptr;
+      Status status = batches_.event_of(*ticket, &event);
+      if (status.is_ok() && event != nullptr) {
+        const CUresult result = driver_.CUMPI_CUDA_FIELD(cuEventQuery)(static_cast<CUevent>(event));
+        if (result == CUDA_ERROR_NOT_READY) {
+          *finished = false;
+          return Status::ok();
+        }
+        status = cuda_status(driver_, result, "cuEventQuery");
+      }
+      end_batched(ticket);
+      return status;
+    }
     if (ticket->event == nullptr) {
       return Status::ok();
     }
@@ -238,6 +263,15 @@ class CudaBackend final : public Backend {
   }
 
   Status wait_copy(CopyTicket* ticket) override {
+    if (ticket->batch != nullptr) {
+      void* event = nullptr;
+      Status status = batches_.event_of(*ticket, &event);
+      if (status.is_ok() && event != nullptr) {
+        status = CUMPI_CUDA_CALL(driver_, cuEventSynchronize, static_cast<CUevent>(event));
+      }
+      end_batched(ticket);
+      return status;
+    }
     if (ticket->event == nullptr) {
       return Status::ok();
     }
@@ -342,6 +376,75 @@ class CudaBackend final : public Backend {
     free_events_.emplace_back(context, event);
   }
 
+  void end_batched(CopyTicket* ticket) {
+    if (void* event = batches_.release(ticket)) {
+      release_event(ticket->context, static_cast<CUevent>(event));
+    }
+  }
+
+  // One batch of queued copies: one cuMemcpyBatchAsync where the driver has
+  // it and takes these pointers, one cuMemcpyAsync each otherwise; one event
+  // after them.
+  Status submit_batch(void* context, const std::vector<QueuedCopy>& copies, void** recorded) {
+    *recorded = nullptr;
+    ScopedContext scope(driver_, context);
+    if (!scope.status().is_ok()) {
+      return scope.status();
+    }
+    CUstream stream = nullptr;
+    Status status = stream_for(context, &stream);
+    if (status.is_ok() && !(copies.size() > 1 && submitted_as_one_call(copies, stream))) {
+      for (const QueuedCopy& copy : copies) {
+        status = CUMPI_CUDA_CALL(driver_, cuMemcpyAsync, reinterpret_cast<CUdeviceptr>(copy.to),
+                                 reinterpret_cast<CUdeviceptr>(copy.from), copy.bytes, stream);
+        if (!status.is_ok()) {
+          break;
+        }
+      }
+    }
+    CUevent event = nullptr;
+    if (status.is_ok()) {
+      status = acquire_event(context, &event);
+    }
+    if (status.is_ok()) {
+      status = CUMPI_CUDA_CALL(driver_, cuEventRecord, event, stream);
+      if (!status.is_ok()) {
+        release_event(context, event);
+        return status;
+      }
+      *recorded = event;
+    }
+    return status;
+  }
+
+  bool submitted_as_one_call(const std::vector<QueuedCopy>& copies, CUstream stream) {
+    if (driver_.CUMPI_CUDA_FIELD(cuMemcpyBatchAsync) == nullptr || !batch_call_works_.load()) {
+      return false;
+    }
+    std::vector<CUdeviceptr> to;
+    std::vector<CUdeviceptr> from;
+    std::vector<std::size_t> sizes;
+    for (const QueuedCopy& copy : copies) {
+      to.push_back(reinterpret_cast<CUdeviceptr>(copy.to));
+      from.push_back(reinterpret_cast<CUdeviceptr>(copy.from));
+      sizes.push_back(copy.bytes);
+    }
+    CUmemcpyAttributes attributes{};
+    attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    std::size_t first_copy = 0;
+    const CUresult result = driver_.CUMPI_CUDA_FIELD(cuMemcpyBatchAsync)(
+        to.data(), from.data(), sizes.data(), copies.size(), &attributes, &first_copy, 1, stream);
+    if (result == CUDA_SUCCESS) {
+      return true;
+    }
+    // A refused batch goes again copy by copy, and later ones do too (a copy
+    // the refused call may have queued after all writes the same bytes).
+    batch_call_works_.store(false);
+    CUMPI_LOG(info, "%s; batched copies go one by one",
+              cuda_status(driver_, result, "cuMemcpyBatchAsync").message().c_str());
+    return false;
+  }
+
   // Declines (an error naming the reason) unless the GPU with `uuid` is the
   // current context's or one it can reach as a peer.
   Status check_peer_reachable(const unsigned char* uuid) {
@@ -398,6 +501,10 @@ class CudaBackend final : public Backend {
   std::mutex streams_mutex_;
   std::vector<std::pair<void*, CUstream>> streams_;
   std::vector<std::pair<void*, CUevent>> free_events_;
+  std::atomic<bool> batch_call_works_{true};
+  CopyBatches batches_{[this](void* context, const std::vector<QueuedCopy>& copies, void** event) {
+    return submit_batch(context, copies, event);
+  }};
   std::mutex sync_mutex_;
   std::unordered_set<unsigned long long> sync_memops_set_;
 };

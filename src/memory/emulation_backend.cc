@@ -17,6 +17,7 @@
 
 #include "cumpi/emulation.h"
 #include "memory/backend.h"
+#include "memory/copy_batches.h"
 
 namespace cumpi::memory {
 
@@ -125,7 +126,30 @@ class EmulationBackend final : public Backend {
     return copy_through_backing(to, from, bytes, "cuMemcpyAsync");
   }
 
+  // Queued copies are done when their batch is submitted, and reported
+  // finished at the second poll after that, as start_copy's.
+  void queue_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) override {
+    if (bytes == 0) {
+      *ticket = CopyTicket{};
+      return;
+    }
+    batches_.queue(to, from, bytes, context, ticket);
+  }
+
+  void flush_copies() override { batches_.flush(); }
+
   Status poll_copy(CopyTicket* ticket, bool* finished) override {
+    if (ticket->batch != nullptr) {
+      void* submitted = nullptr;
+      Status status = batches_.event_of(*ticket, &submitted);
+      *finished = !status.is_ok() || ticket->event != nullptr;
+      ticket->event = &g_copy_in_flight;  // polled once
+      if (*finished) {
+        batches_.release(ticket);
+        ticket->event = nullptr;
+      }
+      return status;
+    }
     *finished = ticket->event == nullptr || ticket->context != nullptr;
     ticket->context = &g_copy_in_flight;  // polled once
     if (*finished) {
@@ -135,8 +159,14 @@ class EmulationBackend final : public Backend {
   }
 
   Status wait_copy(CopyTicket* ticket) override {
+    Status status;
+    if (ticket->batch != nullptr) {
+      void* submitted = nullptr;
+      status = batches_.event_of(*ticket, &submitted);
+      batches_.release(ticket);
+    }
     ticket->event = nullptr;
-    return Status::ok();
+    return status;
   }
 
   Status pin(void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
@@ -247,6 +277,16 @@ class EmulationBackend final : public Backend {
   std::atomic<int> injected_failures_{0};
   std::mutex mapped_mutex_;
   std::map<void*, std::size_t> mapped_sizes_;
+  CopyBatches batches_{[this](void*, const std::vector<QueuedCopy>& copies, void** event) {
+    *event = nullptr;
+    for (const QueuedCopy& copy : copies) {
+      Status status = copy_through_backing(copy.to, copy.from, copy.bytes, "cuMemcpyBatchAsync");
+      if (!status.is_ok()) {
+        return status;
+      }
+    }
+    return Status::ok();
+  }};
 };
 
 EmulationBackend& emulation() {

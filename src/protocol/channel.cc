@@ -111,8 +111,12 @@ int world_rank_of(MPI_Comm comm, int rank) {
   if ((inter != 0 ? mpi.Comm_remote_group(comm, &group) : mpi.Comm_group(comm, &group)) != MPI_SUCCESS) {
     return -1;
   }
+  // Open MPI translates ranks outside the group without checking them;
+  // the real call the caller falls back to reports MPI_ERR_RANK for them.
+  int group_size = 0;
   int world = -1;
-  if (mpi.Group_translate_ranks(group, 1, &rank, g_channel.world_group, &world) != MPI_SUCCESS ||
+  if (mpi.Group_size(group, &group_size) != MPI_SUCCESS || rank < 0 || rank >= group_size ||
+      mpi.Group_translate_ranks(group, 1, &rank, g_channel.world_group, &world) != MPI_SUCCESS ||
       world == MPI_UNDEFINED) {
     world = -1;
   }

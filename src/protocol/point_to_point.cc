@@ -143,7 +143,7 @@ bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype 
   TypeLayout layout;
   ByteSpan span;
   if (!memory::span_of_call(type, count, &layout, &span).is_ok() || !memory::is_dense(layout, count, span) ||
-      !goes_by_rendezvous(span.bytes)) {
+      !may_go_by_rendezvous(span.bytes)) {
     return false;
   }
   const memory::PointerInfo owner = memory::classify(buf);
@@ -153,7 +153,7 @@ bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype 
     return false;  // the staged path reports what is wrong with the buffer
   }
   const int peer = world_rank_of(comm, dest);
-  if (peer < 0) {
+  if (peer < 0 || !goes_by_rendezvous(span.bytes, peer)) {
     return false;
   }
   *out = RendezvousMessage{data, span.bytes, owner, peer};

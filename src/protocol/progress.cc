@@ -1,5 +1,6 @@
 #include "protocol/progress.h"
 
+#include "memory/backend.h"
 #include "protocol/persistent.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
@@ -65,6 +66,7 @@ void progress() {
   if (table.persistent_count() != 0) {
     progress_orphaned_persistent(table);
   }
+  memory::backend().flush_copies();  // the copies this sweep queued, in one batch
 }
 
 Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request) {

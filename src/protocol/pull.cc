@@ -94,15 +94,10 @@ bool Pull::start_ipc(std::string* decline_reason) {
     peer_declined_ = status.code() == StatusCode::unreachable;
     return false;
   }
-  status = memory::backend().start_copy(target_->dense_destination(),
-                                        static_cast<const char*>(mapping_->base) + envelope_.ipc.offset,
-                                        delivered_, destination.context, &ticket_);
-  if (!status.is_ok()) {
-    transport::ipc_cache().release(mapping_);
-    mapping_ = nullptr;
-    *decline_reason = status.message();
-    return false;
-  }
+  // Queued: the pulls a progress sweep starts reach the GPU as one batch.
+  memory::backend().queue_copy(target_->dense_destination(),
+                               static_cast<const char*>(mapping_->base) + envelope_.ipc.offset, delivered_,
+                               destination.context, &ticket_);
   return true;
 }
 

@@ -41,8 +41,16 @@ PullingPeers& pulling_peers() {
 
 }  // namespace
 
-bool goes_by_rendezvous(std::size_t bytes) {
-  return channel_open() && bytes >= kEnvelopeBytes && bytes >= config().eager_limit;
+bool may_go_by_rendezvous(std::size_t bytes) {
+  return channel_open() && bytes >= kEnvelopeBytes && bytes >= std::min(config().eager_limit, config().ipc_eager_limit);
+}
+
+// One IPC copy beats the two copies of an eager message from the smallest
+// sizes on; the pipeline's extra messages pay only for larger ones.
+bool goes_by_rendezvous(std::size_t bytes, int peer) {
+  const bool ipc_likely =
+      config().transports.allows(kTransportIpc) && on_this_node(peer) && !pulling_peers().contains(peer);
+  return bytes >= (ipc_likely ? config().ipc_eager_limit : config().eager_limit);
 }
 
 RendezvousSend::~RendezvousSend() {

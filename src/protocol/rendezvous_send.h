@@ -50,9 +50,13 @@ class RendezvousSend {
   transport::PipelineSender pipeline_;
 };
 
-// True when a device message of `bytes` in a contiguous buffer goes by
-// rendezvous rather than eagerly.
-bool goes_by_rendezvous(std::size_t bytes);
+// False when a device message of `bytes` in a contiguous buffer goes
+// eagerly to any peer (a cheap test before the peer is known).
+bool may_go_by_rendezvous(std::size_t bytes);
+// True when it goes by rendezvous to world rank `peer` rather than eagerly:
+// CUMPI_IPC_EAGER_LIMIT decides for peers CUDA IPC is likely to reach,
+// CUMPI_EAGER_LIMIT for the others.
+bool goes_by_rendezvous(std::size_t bytes, int peer);
 
 // A rendezvous send behind a generalized request (MPI_Isend and friends).
 class RendezvousSendOperation final : public Operation {
