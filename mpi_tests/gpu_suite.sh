@@ -30,6 +30,22 @@ launch() {  # launch RANKS TIMEOUT PROGRAM ARGS...
 }
 
 staged() { CUMPI_TRANSPORTS=staged "$@"; }
+# with_mps COMMAND...: runs COMMAND with an MPS control daemon of its own
+# (private pipe and log folders), stopped afterwards. Ranks that share a GPU
+# share one context under MPS instead of taking turns on the GPU.
+with_mps() {
+  local dir
+  dir=$(mktemp -d)
+  export CUDA_MPS_PIPE_DIRECTORY=$dir/pipe CUDA_MPS_LOG_DIRECTORY=$dir/log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d || return 1
+  "$@"
+  local rc=$?
+  echo quit | nvidia-cuda-mps-control
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  return $rc
+}
+has_mps() { command -v nvidia-cuda-mps-control > /dev/null && [ -z "${SUITE_LIBRARY:-}" ]; }
 parts=${SUITE_PARTS:-all}  # tests, bench or all
 
 if [ "$parts" != bench ]; then
@@ -52,15 +68,26 @@ step lifecycle_late_context launch 2 60 "$build/mpi_tests/device_lifecycle" --la
 step demo launch 2 60 "$build/mpi_tests/cumpi_demo"
 step mpi4py_cupy_np2 launch 2 120 python3 "$here/mpi4py_cupy.py"
 step mpi4py_cupy_np4 launch 4 120 python3 "$here/mpi4py_cupy.py"
+if has_mps; then
+  step p2p_matrix_np4_mps with_mps launch 4 300 "$build/mpi_tests/p2p_matrix" --sizes 0,255,256,8192,1048576,67108864
+fi
 fi
 if [ "$parts" != tests ]; then
 step benchmark env CUMPI_LOG=info "$here/run_launched.sh" mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
 step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
+if has_mps; then
+  step benchmark_mps with_mps env CUMPI_LOG=info "$here/run_launched.sh" mpirun 2 200 "$library" \
+    "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench_mps.csv"
+fi
 step host_overhead "$here/bench/host_overhead.sh" "$build" 7
 fi
 if [ "$parts" != tests ]; then
   echo "--- benchmark"
   cat "$out/benchmark.log"
+  if [ -f "$out/benchmark_mps.log" ]; then
+    echo "--- benchmark under MPS"
+    cat "$out/benchmark_mps.log"
+  fi
   echo "--- benchmark, CUMPI_TRANSPORTS=staged"
   cat "$out/benchmark_staged.log"
   echo "--- host overhead"

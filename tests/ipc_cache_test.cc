@@ -45,6 +45,7 @@ class MappingBackend final : public memory::Backend {
     ADD_FAILURE() << "closed a mapping that is not open";
   }
   void* current_context() override { return nullptr; }
+  bool shares_gpu_without_mps(const IpcExport&, void*) override { return false; }
   Status start_copy(void*, const void*, std::size_t, void*, CopyTicket*) override { return Status::ok(); }
   void queue_copy(void*, const void*, std::size_t, void*, CopyTicket*) override {}
   void flush_copies() override {}

@@ -22,6 +22,7 @@ class CountingBackend final : public Backend {
   }
   void close_ipc(void*, void*) override {}
   void* current_context() override { return nullptr; }
+  bool shares_gpu_without_mps(const IpcExport&, void*) override { return false; }
   Status start_copy(void*, const void*, std::size_t, void*, CopyTicket*) override { return Status::ok(); }
   void queue_copy(void*, const void*, std::size_t, void*, CopyTicket*) override {}
   void flush_copies() override {}

@@ -68,6 +68,10 @@ class Backend {
   // The calling thread's current context, if any (copies into host memory
   // through an IPC mapping run in it); null when there is none.
   virtual void* current_context() = 0;
+  // True when the exported memory lives on the GPU of `context` and that GPU
+  // is not shared through MPS: the two processes' work then takes turns on
+  // it, a time slice per switch.
+  virtual bool shares_gpu_without_mps(const IpcExport& exported, void* context) = 0;
   // Starts a copy between any two of device, pinned host and IPC-mapped
   // memory, on cumpi's stream of `context`.
   virtual Status start_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) = 0;

@@ -191,6 +191,19 @@ class CudaBackend final : public Backend {
     return context;
   }
 
+  bool shares_gpu_without_mps(const IpcExport& exported, void* context) override {
+    ScopedContext scope(driver_, context);
+    CUdevice mine = 0;
+    CUuuid uuid;
+    int mps = 0;
+    return scope.status().is_ok() && driver_.CUMPI_CUDA_FIELD(cuCtxGetDevice)(&mine) == CUDA_SUCCESS &&
+           driver_.CUMPI_CUDA_FIELD(cuDeviceGetUuid)(&uuid, mine) == CUDA_SUCCESS &&
+           std::memcmp(uuid.bytes, exported.device_uuid, sizeof(uuid.bytes)) == 0 &&
+           driver_.CUMPI_CUDA_FIELD(cuDeviceGetAttribute)(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, mine) ==
+               CUDA_SUCCESS &&
+           mps == 0;
+  }
+
   Status start_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) override {
     ticket->context = context;
     ticket->event = nullptr;

@@ -117,6 +117,7 @@ class EmulationBackend final : public Backend {
   }
 
   void* current_context() override { return device_memory_possible() ? &g_emulated_context : nullptr; }
+  bool shares_gpu_without_mps(const IpcExport&, void*) override { return false; }
 
   // The copy is done at once, but reported finished only at the second poll:
   // as on a GPU, the engine's asynchronous paths see copies in flight.

@@ -16,15 +16,17 @@ namespace cumpi::protocol {
 
 namespace {
 
-// The route to each peer is logged once, at info.
-void log_route_once(int sender, const char* route, const std::string& reason) {
+// The route to each peer is logged once, at info; true the first time.
+bool log_route_once(int sender, const char* route, const std::string& reason) {
   static std::mutex mutex;
   static std::set<std::pair<int, std::string>> logged;
   std::lock_guard<std::mutex> lock(mutex);
-  if (logged.emplace(sender, route).second) {
-    CUMPI_LOG(info, "rendezvous messages from rank %d take %s%s%s", sender, route, reason.empty() ? "" : ": ",
-              reason.c_str());
+  if (!logged.emplace(sender, route).second) {
+    return false;
   }
+  CUMPI_LOG(info, "rendezvous messages from rank %d take %s%s%s", sender, route, reason.empty() ? "" : ": ",
+            reason.c_str());
+  return true;
 }
 
 }  // namespace
@@ -51,7 +53,14 @@ Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
   }
   if (start_ipc(&reason)) {
     route_ = Route::ipc;
-    log_route_once(envelope.sender_world_rank, "CUDA IPC", "");
+    if (log_route_once(envelope.sender_world_rank, "CUDA IPC", "") &&
+        memory::backend().shares_gpu_without_mps(envelope.ipc, ticket_.context)) {
+      CUMPI_LOG(info,
+                "rank %d shares this GPU without MPS: each switch between the two processes' work costs the GPU "
+                "a time slice (about 150 us on an H200), which bounds small-message latency; run "
+                "nvidia-cuda-mps-control -d before the job to share one context",
+                envelope.sender_world_rank);
+    }
     return Status::ok();
   }
   log_route_once(envelope.sender_world_rank, "the staged pipeline", reason);
