@@ -3,7 +3,10 @@
 #include <sys/mman.h>
 
 #include <cinttypes>
+#include <algorithm>
 #include <cstdio>
+#include <mutex>
+#include <vector>
 #include <utility>
 
 #include "memory/classifier.h"
@@ -27,14 +30,63 @@ Status outside_allocation(const void* buffer, ByteSpan span, const PointerInfo& 
   return Status::error(StatusCode::bad_buffer, text);
 }
 
-Status reserve_lazily(std::size_t bytes, PinnedBlock* block) {
-  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (memory == MAP_FAILED) {
-    return Status::error(StatusCode::out_of_memory, "cannot reserve " + std::to_string(bytes) +
-                                                        " bytes of host memory for a receive");
+// Lazily reserved landing regions kept for reuse: a receive that took an
+// envelope touched one page of its region, and mapping and unmapping one
+// per message costs more than the rest of the receive. Regions come in
+// power-of-two sizes; those that held a plain message give their pages back
+// before they are kept.
+class LazyRegions {
+ public:
+  Status take(std::size_t bytes, PinnedBlock* block) {
+    std::size_t capacity = kLazyLandingBytes;
+    while (capacity < bytes) {
+      capacity *= 2;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (std::size_t i = 0; i < kept_.size(); ++i) {
+        if (kept_[i].capacity == capacity) {
+          *block = kept_[i];
+          kept_[i] = kept_.back();
+          kept_.pop_back();
+          return Status::ok();
+        }
+      }
+    }
+    void* memory =
+        mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) {
+      return Status::error(StatusCode::out_of_memory, "cannot reserve " + std::to_string(capacity) +
+                                                          " bytes of host memory for a receive");
+    }
+    *block = PinnedBlock{static_cast<char*>(memory), capacity, false};
+    return Status::ok();
   }
-  *block = PinnedBlock{static_cast<char*>(memory), bytes, false};
-  return Status::ok();
+
+  void give_back(PinnedBlock block, std::size_t touched_bytes) {
+    if (touched_bytes > kOnePage) {
+      madvise(block.data, block.capacity, MADV_DONTNEED);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (kept_.size() < kMostKept) {
+        kept_.push_back(block);
+        return;
+      }
+    }
+    munmap(block.data, block.capacity);
+  }
+
+ private:
+  static constexpr std::size_t kOnePage = 4096;
+  static constexpr std::size_t kMostKept = 64;  // a window of large receives
+  std::mutex mutex_;
+  std::vector<PinnedBlock> kept_;
+};
+
+LazyRegions& lazy_regions() {
+  static LazyRegions* regions = new LazyRegions();  // lives until exit
+  return *regions;
 }
 
 }  // namespace
@@ -52,6 +104,7 @@ StagedBuffer& StagedBuffer::operator=(StagedBuffer&& other) noexcept {
     owner_ = other.owner_;
     block_ = std::exchange(other.block_, PinnedBlock{});
     lazy_ = std::exchange(other.lazy_, false);
+    touched_bytes_ = std::exchange(other.touched_bytes_, 0);
   }
   return *this;
 }
@@ -59,7 +112,7 @@ StagedBuffer& StagedBuffer::operator=(StagedBuffer&& other) noexcept {
 void StagedBuffer::release() {
   PinnedBlock block = std::exchange(block_, PinnedBlock{});
   if (std::exchange(lazy_, false)) {
-    munmap(block.data, block.capacity);
+    lazy_regions().give_back(block, std::exchange(touched_bytes_, 0));
   } else {
     staging_pool().release(block);
   }
@@ -105,7 +158,7 @@ Status StagedBuffer::stage(const void* buffer, ByteSpan span, bool copy_in, bool
     *out = std::move(staged);
     return Status::ok();
   }
-  Status status = lazy ? reserve_lazily(span.bytes, &staged.block_)
+  Status status = lazy ? lazy_regions().take(span.bytes, &staged.block_)
                        : staging_pool().acquire(span.bytes, owner, &staged.block_);
   if (!status.is_ok()) {
     return status;
@@ -128,6 +181,7 @@ Status StagedBuffer::copy_back(std::size_t bytes) {
   if (!staged() || block_.data == nullptr) {
     return Status::ok();
   }
+  touched_bytes_ = std::max(touched_bytes_, bytes);
   return backend().copy_to_device(device_begin_, block_.data, std::min(bytes, span_bytes_), owner_);
 }
 

@@ -63,6 +63,7 @@ class StagedBuffer {
   PointerInfo owner_;
   PinnedBlock block_;
   bool lazy_ = false;  // block_ is an anonymous mapping of ours, not the pool's
+  std::size_t touched_bytes_ = 0;  // the most copied back: what MPI wrote there
 };
 
 // Layout and span of `count` elements of `type` in one call.
