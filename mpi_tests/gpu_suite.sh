@@ -46,9 +46,9 @@ with_mps() {
   return $rc
 }
 has_mps() { command -v nvidia-cuda-mps-control > /dev/null && [ -z "${SUITE_LIBRARY:-}" ]; }
-parts=${SUITE_PARTS:-all}  # tests, bench or all
+parts=${SUITE_PARTS:-all}  # tests, bench, multigpu (2+ GPUs) or all
 
-if [ "$parts" != bench ]; then
+if [ "$parts" = all ] || [ "$parts" = tests ]; then
 for ranks in 2 4; do
   step "p2p_matrix_np$ranks" launch "$ranks" 500 "$build/mpi_tests/p2p_matrix" --sizes 0,8,255,256,8192,65536,1048576,67108864
   step "semantics_np$ranks" launch "$ranks" 90 "$build/mpi_tests/p2p_semantics"
@@ -72,7 +72,31 @@ if has_mps; then
   step p2p_matrix_np4_mps with_mps launch 4 300 "$build/mpi_tests/p2p_matrix" --sizes 0,255,256,8192,1048576,67108864
 fi
 fi
-if [ "$parts" != tests ]; then
+# Ranks on distinct GPUs (rank -> GPU by local rank): peer IPC over NVLink,
+# then each rank seeing its own GPU only, where IPC must decline.
+gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
+if [ "$parts" = multigpu ] || { [ "$parts" = all ] && [ "${gpus:-0}" -ge 2 ]; }; then
+  export NCCL_NVLS_ENABLE=0
+  matrix_sizes=0,8,255,256,8192,65536,1048576,16777216,67108864
+  step multi_gpu_matrix_np2 env CUMPI_LOG=info \
+    "$here/run_launched.sh" mpirun 2 500 "$library" "$build/mpi_tests/p2p_matrix" --sizes $matrix_sizes
+  step multi_gpu_takes_ipc grep -q "take CUDA IPC" "$out/multi_gpu_matrix_np2.log"
+  step multi_gpu_matrix_np4 launch 4 500 "$build/mpi_tests/p2p_matrix" --sizes $matrix_sizes
+  step multi_gpu_stress_np4 launch 4 300 "$build/mpi_tests/p2p_stress" --messages 10000
+  step own_gpu_only_matrix_np2 env CUMPI_LOG=info \
+    "$here/run_launched.sh" mpirun 2 500 "$library" "$here/own_gpu_only.sh" "$build/mpi_tests/p2p_matrix" \
+    --sizes $matrix_sizes
+  step own_gpu_only_declines grep -q "take the staged pipeline: the sender's GPU is not visible" \
+    "$out/own_gpu_only_matrix_np2.log"
+  step own_gpu_only_stress_np4 launch 4 300 "$here/own_gpu_only.sh" "$build/mpi_tests/p2p_stress" --messages 10000
+  step own_gpu_only_semantics_np2 launch 2 120 "$here/own_gpu_only.sh" "$build/mpi_tests/p2p_semantics"
+  step own_gpu_only_collectives_np2 launch 2 150 "$here/own_gpu_only.sh" "$build/mpi_tests/collectives"
+  step multi_gpu_benchmark env CUMPI_LOG=info "$here/run_launched.sh" mpirun 2 200 "$library" \
+    "$build/mpi_tests/cumpi_bench" --pairs dd --allreduce 0 --csv "$out/bench_multi_gpu.csv"
+  echo "--- benchmark, one GPU per rank"
+  cat "$out/multi_gpu_benchmark.log"
+fi
+if [ "$parts" != tests ] && [ "$parts" != multigpu ]; then
 step benchmark env CUMPI_LOG=info "$here/run_launched.sh" mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
 step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
 if has_mps; then
@@ -81,7 +105,7 @@ if has_mps; then
 fi
 step host_overhead "$here/bench/host_overhead.sh" "$build" 7
 fi
-if [ "$parts" != tests ]; then
+if [ "$parts" != tests ] && [ "$parts" != multigpu ]; then
   echo "--- benchmark"
   cat "$out/benchmark.log"
   if [ -f "$out/benchmark_mps.log" ]; then

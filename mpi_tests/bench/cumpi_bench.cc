@@ -293,6 +293,36 @@ double window_copy_seconds(void* to, const void* from, std::size_t room, std::si
   return best;
 }
 
+// With two or more GPUs visible: cudaMemcpyPeer from the next GPU into this
+// rank's, the floor for ranks on distinct GPUs.
+void measure_peer_copy_floor(void* device, std::size_t largest, cudaStream_t stream, std::vector<Row>* rows) {
+  int devices = 0;
+  int mine = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 2 || cudaGetDevice(&mine) != cudaSuccess) return;
+  const int other = (mine + 1) % devices;
+  void* remote = nullptr;
+  cudaSetDevice(other);
+  const bool allocated = ok(cudaMalloc(&remote, largest), "cudaMalloc on the peer GPU");
+  cudaSetDevice(mine);
+  if (!allocated) return;
+  for (std::size_t bytes : {std::size_t{1} << 20, std::size_t{16} << 20, largest}) {
+    if (bytes > largest) continue;
+    double best = 1e30;
+    for (int batch = 0; batch < 3; ++batch) {
+      const double start = MPI_Wtime();
+      for (int i = 0; i < 20; ++i) {
+        cudaMemcpyPeerAsync(device, mine, remote, other, bytes, stream);
+        cudaStreamSynchronize(stream);
+      }
+      best = std::min(best, (MPI_Wtime() - start) / 20);
+    }
+    rows->push_back({"floor", "peer", bytes, 20, best * 1e6, bytes / best / 1e9});
+  }
+  cudaSetDevice(other);
+  cudaFree(remote);
+  cudaSetDevice(mine);
+}
+
 // The raw floors, measured here and now: rank 1 copies from rank 0's buffer
 // through a CUDA IPC mapping; rank 0 copies between its buffer and pinned
 // host memory; then both in turn, as a ping-pong does.
@@ -337,6 +367,7 @@ void measure_floors(std::size_t max_bytes, int rank, std::vector<Row>* rows) {
       }
       cudaFreeHost(pinned);
     }
+    measure_peer_copy_floor(device, largest, stream, rows);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank <= 1 && ready) measure_ping_pong_between_contexts(device, largest, rank, stream, rows);
@@ -431,6 +462,14 @@ void check_goals(const std::vector<Row>& rows, std::size_t largest) {
                  0.93, true);
     }
     if (dd_mib != nullptr) print_goal("1 MiB D->D bandwidth", dd_mib->bandwidth_gbs, "GB/s", 200.0, true);
+    // Ranks on distinct GPUs: against cudaMemcpyPeer at each size it has.
+    for (const Row& peer : rows) {
+      const Row* dd = peer.test == "floor" && peer.pair == "peer" ? find_row(rows, "p2p", "dd", peer.bytes) : nullptr;
+      if (dd == nullptr) continue;
+      char goal[96];
+      std::snprintf(goal, sizeof(goal), "%zu B D->D bandwidth / cudaMemcpyPeer", peer.bytes);
+      print_goal(goal, dd->bandwidth_gbs / peer.bandwidth_gbs, "x", 0.9, true);
+    }
   } else if (dd_large != nullptr && d2h != nullptr && h2d != nullptr && hh_large != nullptr) {
     const double slowest = std::min({d2h->bandwidth_gbs, h2d->bandwidth_gbs, hh_large->bandwidth_gbs});
     print_goal("largest D->D pipeline bandwidth / slowest stage", dd_large->bandwidth_gbs / slowest, "x", 0.8, true);
