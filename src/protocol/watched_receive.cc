@@ -143,10 +143,12 @@ bool WatchedReceive::advance() {
   if (done_) {
     return true;
   }
-  if (!pulling_ && !inner_completed()) {
-    return false;
+  if (!pulling_) {
+    // A pull that starts here has its copy queued: it is polled from the
+    // next sweep on, once the copies this sweep queues went as one batch.
+    return inner_completed() && !pulling_ && done_;
   }
-  if (pulling_ && !done_) {
+  if (!done_) {
     Status error;
     if (!pull_.advance(&error)) {
       return false;
