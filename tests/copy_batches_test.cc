@@ -74,5 +74,20 @@ TEST(CopyBatches, ASubmissionErrorReachesEveryTicketOfItsBatch) {
   s.batches_under_test.release(&second);
 }
 
+TEST(CopyBatches, OnceOneTicketSawTheBatchCompleteTheOthersAreNotAskedToQuery) {
+  Submissions s;
+  CopyTicket first, second;
+  s.batches_under_test.queue(bytes, bytes + 1, 1, &context_a, &first);
+  s.batches_under_test.queue(bytes, bytes + 1, 1, &context_a, &second);
+  void* event = nullptr;
+  ASSERT_TRUE(s.batches_under_test.event_of(first, &event).is_ok());
+  EXPECT_NE(event, nullptr);
+  s.batches_under_test.mark_complete(first);
+  EXPECT_EQ(s.batches_under_test.release(&first), nullptr);
+  ASSERT_TRUE(s.batches_under_test.event_of(second, &event).is_ok());
+  EXPECT_EQ(event, nullptr);
+  EXPECT_EQ(s.batches_under_test.release(&second), reinterpret_cast<void*>(1)) << "the event still goes back";
+}
+
 }  // namespace
 }  // namespace cumpi::memory

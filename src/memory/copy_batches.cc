@@ -43,8 +43,13 @@ Status CopyBatches::event_of(const CopyTicket& ticket, void** event) {
     submit_locked(batch);
     open_.erase(std::find(open_.begin(), open_.end(), batch));
   }
-  *event = batch->event;
+  *event = batch->complete ? nullptr : batch->event;
   return batch->status;
+}
+
+void CopyBatches::mark_complete(const CopyTicket& ticket) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  static_cast<Batch*>(ticket.batch)->complete = true;
 }
 
 void* CopyBatches::release(CopyTicket* ticket) {

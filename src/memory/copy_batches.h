@@ -35,8 +35,10 @@ class CopyBatches {
   // Submits every open batch.
   void flush();
   // The event of the ticket's batch, submitting it first if it is still
-  // open; the submission's error if it failed.
+  // open; the submission's error if it failed. Null once a ticket of the
+  // batch saw it complete (mark_complete): the others need not ask again.
   Status event_of(const CopyTicket& ticket, void** event);
+  void mark_complete(const CopyTicket& ticket);
   // Ends the ticket's hold on its batch. Returns the batch's event when this
   // was the last ticket (the caller releases it), null otherwise.
   void* release(CopyTicket* ticket);
@@ -48,6 +50,7 @@ class CopyBatches {
     bool submitted = false;
     Status status;
     void* event = nullptr;
+    bool complete = false;
     int tickets = 0;
   };
   void submit_locked(Batch* batch);

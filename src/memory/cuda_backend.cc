@@ -126,31 +126,11 @@ class CudaBackend final : public Backend {
   }
 
   bool export_ipc(const void* pointer, const PointerInfo& owner, IpcExport* out) override {
-    int capable = 0;
-    const auto address = reinterpret_cast<CUdeviceptr>(pointer);
-    if (driver_.CUMPI_CUDA_FIELD(cuPointerGetAttribute)(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
-                                                        address) != CUDA_SUCCESS ||
-        capable == 0) {
+    ExportedAllocation allocation;
+    if (!exported_allocation(pointer, owner, &allocation) || !allocation.exportable) {
       return false;  // pool (cudaMallocAsync) or VMM (cuMemCreate) memory
     }
-    ScopedContext scope(driver_, owner.context);
-    if (!scope.status().is_ok()) {
-      return false;
-    }
-    CUipcMemHandle handle;
-    CUuuid uuid;
-    CUdevice device = 0;
-    if (driver_.CUMPI_CUDA_FIELD(cuIpcGetMemHandle)(&handle, static_cast<CUdeviceptr>(owner.base)) !=
-            CUDA_SUCCESS ||
-        driver_.CUMPI_CUDA_FIELD(cuDeviceGet)(&device, owner.device) != CUDA_SUCCESS ||
-        driver_.CUMPI_CUDA_FIELD(cuDeviceGetUuid)(&uuid, device) != CUDA_SUCCESS) {
-      return false;
-    }
-    static_assert(sizeof(handle) == sizeof(out->handle) && sizeof(uuid) == sizeof(out->device_uuid));
-    std::memcpy(out->handle, &handle, sizeof(handle));
-    std::memcpy(out->device_uuid, &uuid, sizeof(uuid));
-    out->buffer_id = owner.buffer_id;
-    out->allocation_bytes = owner.size;
+    *out = allocation.exported;
     out->offset = reinterpret_cast<std::uintptr_t>(pointer) - owner.base;
     return true;
   }
@@ -257,6 +237,9 @@ class CudaBackend final : public Backend {
           return Status::ok();
         }
         status = cuda_status(driver_, result, "cuEventQuery");
+        if (status.is_ok()) {
+          batches_.mark_complete(*ticket);
+        }
       }
       end_batched(ticket);
       return status;
@@ -389,6 +372,71 @@ class CudaBackend final : public Backend {
     free_events_.emplace_back(context, event);
   }
 
+  // What export_ipc needs of an allocation, kept by buffer id (unique for
+  // the life of the process, so an entry never goes stale): a send then
+  // costs no driver call to export.
+  struct ExportedAllocation {
+    unsigned long long buffer_id = 0;
+    bool exportable = false;
+    IpcExport exported;
+  };
+
+  bool exported_allocation(const void* pointer, const PointerInfo& owner, ExportedAllocation* out) {
+    {
+      std::lock_guard<std::mutex> lock(exports_mutex_);
+      for (const ExportedAllocation& known : exports_) {
+        if (owner.buffer_id != 0 && known.buffer_id == owner.buffer_id) {
+          *out = known;
+          return true;
+        }
+      }
+    }
+    if (!export_allocation(pointer, owner, out)) {
+      return false;
+    }
+    if (owner.buffer_id != 0) {
+      std::lock_guard<std::mutex> lock(exports_mutex_);
+      if (exports_.size() < kExportsKept) {
+        exports_.push_back(*out);
+      } else {
+        exports_[next_export_slot_++ % kExportsKept] = *out;
+      }
+    }
+    return true;
+  }
+
+  // False when the driver cannot tell; out->exportable false for memory
+  // that legacy IPC cannot export.
+  bool export_allocation(const void* pointer, const PointerInfo& owner, ExportedAllocation* out) {
+    out->buffer_id = owner.buffer_id;
+    int capable = 0;
+    if (driver_.CUMPI_CUDA_FIELD(cuPointerGetAttribute)(&capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+                                                        reinterpret_cast<CUdeviceptr>(pointer)) != CUDA_SUCCESS) {
+      return false;
+    }
+    out->exportable = capable != 0;
+    if (!out->exportable) {
+      return true;
+    }
+    ScopedContext scope(driver_, owner.context);
+    CUipcMemHandle handle;
+    CUuuid uuid;
+    CUdevice device = 0;
+    if (!scope.status().is_ok() ||
+        driver_.CUMPI_CUDA_FIELD(cuIpcGetMemHandle)(&handle, static_cast<CUdeviceptr>(owner.base)) !=
+            CUDA_SUCCESS ||
+        driver_.CUMPI_CUDA_FIELD(cuDeviceGet)(&device, owner.device) != CUDA_SUCCESS ||
+        driver_.CUMPI_CUDA_FIELD(cuDeviceGetUuid)(&uuid, device) != CUDA_SUCCESS) {
+      return false;
+    }
+    static_assert(sizeof(handle) == sizeof(out->exported.handle) && sizeof(uuid) == sizeof(out->exported.device_uuid));
+    std::memcpy(out->exported.handle, &handle, sizeof(handle));
+    std::memcpy(out->exported.device_uuid, &uuid, sizeof(uuid));
+    out->exported.buffer_id = owner.buffer_id;
+    out->exported.allocation_bytes = owner.size;
+    return true;
+  }
+
   void end_batched(CopyTicket* ticket) {
     if (void* event = batches_.release(ticket)) {
       release_event(ticket->context, static_cast<CUevent>(event));
@@ -515,6 +563,10 @@ class CudaBackend final : public Backend {
   std::vector<std::pair<void*, CUstream>> streams_;
   std::vector<std::pair<void*, CUevent>> free_events_;
   std::atomic<bool> batch_call_works_{true};
+  static constexpr std::size_t kExportsKept = 64;
+  std::mutex exports_mutex_;
+  std::vector<ExportedAllocation> exports_;
+  std::size_t next_export_slot_ = 0;
   CopyBatches batches_{[this](void* context, const std::vector<QueuedCopy>& copies, void** event) {
     return submit_batch(context, copies, event);
   }};
