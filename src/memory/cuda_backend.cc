@@ -1,6 +1,7 @@
 // The production backend: device memory through the CUDA driver API.
 #include <link.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -12,6 +13,8 @@
 
 #include "memory/backend.h"
 #include "memory/copy_batches.h"
+#include "memory/copy_kernel_params.h"
+#include "memory/copy_kernel_ptx.h"
 #include "memory/cuda_driver.h"
 #include "runtime/log.h"
 
@@ -310,6 +313,14 @@ class CudaBackend final : public Backend {
       }
     }
     free_events_.clear();
+    std::lock_guard<std::mutex> kernels_lock(kernels_mutex_);
+    for (const LoadedKernel& loaded : kernels_) {
+      ScopedContext scope(driver_, loaded.context);
+      if (scope.status().is_ok() && loaded.module != nullptr) {
+        driver_.CUMPI_CUDA_FIELD(cuModuleUnload)(loaded.module);
+      }
+    }
+    kernels_.clear();
   }
 
  private:
@@ -454,8 +465,17 @@ class CudaBackend final : public Backend {
     }
     CUstream stream = nullptr;
     Status status = stream_for(context, &stream);
-    if (status.is_ok() && !(copies.size() > 1 && submitted_as_one_call(copies, stream))) {
-      for (const QueuedCopy& copy : copies) {
+    std::vector<QueuedCopy> by_kernel;
+    std::vector<QueuedCopy> by_driver;
+    CUfunction kernel = status.is_ok() ? copy_kernel(context) : nullptr;
+    for (const QueuedCopy& copy : copies) {
+      (kernel != nullptr && suits_copy_kernel(copy) ? by_kernel : by_driver).push_back(copy);
+    }
+    if (status.is_ok() && !by_kernel.empty()) {
+      status = launch_copy_kernel(kernel, by_kernel, stream);
+    }
+    if (status.is_ok() && !by_driver.empty() && !(by_driver.size() > 1 && submitted_as_one_call(by_driver, stream))) {
+      for (const QueuedCopy& copy : by_driver) {
         status = CUMPI_CUDA_CALL(driver_, cuMemcpyAsync, reinterpret_cast<CUdeviceptr>(copy.to),
                                  reinterpret_cast<CUdeviceptr>(copy.from), copy.bytes, stream);
         if (!status.is_ok()) {
@@ -476,6 +496,68 @@ class CudaBackend final : public Backend {
       *recorded = event;
     }
     return status;
+  }
+
+  // The kernel takes device-to-device copies in whole 16-byte vectors, up
+  // to the size from which the driver's own copy is as fast.
+  bool suits_copy_kernel(const QueuedCopy& copy) {
+    constexpr std::size_t kLargestByKernel = 4u << 20;
+    const auto to = reinterpret_cast<std::uintptr_t>(copy.to);
+    const auto from = reinterpret_cast<std::uintptr_t>(copy.from);
+    return copy.bytes <= kLargestByKernel && ((to | from | copy.bytes) & 15) == 0 &&
+           query(copy.to).kind == MemoryKind::device && query(copy.from).kind == MemoryKind::device;
+  }
+
+  // One launch per CUMPI_COPY_BATCH_MOST copies: blockIdx.y picks the copy,
+  // enough x blocks for the largest to take 16 vectors a thread.
+  Status launch_copy_kernel(CUfunction kernel, const std::vector<QueuedCopy>& copies, CUstream stream) {
+    constexpr unsigned kThreads = 256;
+    constexpr unsigned long long kVectorsPerBlock = kThreads * 16;
+    constexpr unsigned long long kMostBlocks = 64;
+    for (std::size_t first = 0; first < copies.size(); first += CUMPI_COPY_BATCH_MOST) {
+      const std::size_t count = std::min<std::size_t>(CUMPI_COPY_BATCH_MOST, copies.size() - first);
+      cumpi_copy_batch_params params{};
+      unsigned long long most_vectors = 0;
+      for (std::size_t i = 0; i < count; ++i) {
+        const QueuedCopy& copy = copies[first + i];
+        params.copies[i] = cumpi_copy_descriptor{reinterpret_cast<std::uintptr_t>(copy.from),
+                                                 reinterpret_cast<std::uintptr_t>(copy.to), copy.bytes / 16};
+        most_vectors = std::max(most_vectors, params.copies[i].vectors);
+      }
+      const auto blocks = static_cast<unsigned>(
+          std::clamp((most_vectors + kVectorsPerBlock - 1) / kVectorsPerBlock, 1ULL, kMostBlocks));
+      void* arguments[] = {&params};
+      Status status = CUMPI_CUDA_CALL(driver_, cuLaunchKernel, kernel, blocks, static_cast<unsigned>(count), 1,
+                                      kThreads, 1, 1, 0, stream, arguments, nullptr);
+      if (!status.is_ok()) {
+        return status;
+      }
+    }
+    return Status::ok();
+  }
+
+  // The batched copy kernel in `context` (current), loaded on first use;
+  // null where it cannot be: no PTX built in, a driver too old for it.
+  CUfunction copy_kernel(void* context) {
+    std::lock_guard<std::mutex> lock(kernels_mutex_);
+    for (const LoadedKernel& loaded : kernels_) {
+      if (loaded.context == context) {
+        return loaded.function;
+      }
+    }
+    LoadedKernel loaded{context, nullptr, nullptr};
+    if (const char* ptx = copy_kernel_ptx()) {
+      Status status = CUMPI_CUDA_CALL(driver_, cuModuleLoadData, &loaded.module, ptx);
+      if (status.is_ok()) {
+        status = CUMPI_CUDA_CALL(driver_, cuModuleGetFunction, &loaded.function, loaded.module, "cumpi_copy_batch");
+      }
+      if (!status.is_ok()) {
+        CUMPI_LOG(info, "%s; copies go by the driver's own calls", status.message().c_str());
+        loaded.function = nullptr;
+      }
+    }
+    kernels_.push_back(loaded);
+    return loaded.function;
   }
 
   bool submitted_as_one_call(const std::vector<QueuedCopy>& copies, CUstream stream) {
@@ -563,6 +645,13 @@ class CudaBackend final : public Backend {
   std::vector<std::pair<void*, CUstream>> streams_;
   std::vector<std::pair<void*, CUevent>> free_events_;
   std::atomic<bool> batch_call_works_{true};
+  struct LoadedKernel {
+    void* context;
+    CUmodule module;
+    CUfunction function;
+  };
+  std::mutex kernels_mutex_;
+  std::vector<LoadedKernel> kernels_;
   static constexpr std::size_t kExportsKept = 64;
   std::mutex exports_mutex_;
   std::vector<ExportedAllocation> exports_;

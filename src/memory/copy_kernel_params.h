@@ -1,0 +1,16 @@
+// The parameters of cumpi's batched copy kernel (copy_kernel.cu), shared by
+// the kernel and the CUDA backend that launches it: one launch copies many
+// buffers, each in 16-byte vectors.
+#pragma once
+
+#define CUMPI_COPY_BATCH_MOST 128  // 128 descriptors: 3 KiB, within the 4 KiB of kernel parameters
+
+struct cumpi_copy_descriptor {
+  unsigned long long from;     // device address, 16-byte aligned
+  unsigned long long to;       // device address, 16-byte aligned
+  unsigned long long vectors;  // 16-byte units
+};
+
+struct cumpi_copy_batch_params {
+  struct cumpi_copy_descriptor copies[CUMPI_COPY_BATCH_MOST];
+};
