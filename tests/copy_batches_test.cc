@@ -8,15 +8,36 @@
 namespace cumpi::memory {
 namespace {
 
-// Records each submission; the "event" is the submission's number, plus one.
-struct Submissions {
-  std::vector<std::pair<void*, std::size_t>> batches;  // context, copies
-  Status next_status;
-  CopyBatches batches_under_test{[this](void* context, const std::vector<QueuedCopy>& copies, void** event) {
-    batches.emplace_back(context, copies.size());
-    *event = reinterpret_cast<void*>(batches.size());
-    return next_status;
-  }};
+// A device that records what it is asked: each submission's context and
+// number of copies, each query; a batch completes once `complete_after`
+// queries of it have been made.
+struct FakeDevice {
+  struct Event {
+    int queries = 0;
+  };
+  std::vector<std::pair<void*, std::size_t>> submissions;
+  std::vector<Event*> released;
+  int queries = 0;
+  int complete_after = 1;
+  std::uint64_t clock_ns = 1;
+  Status submit_status;
+  CopyBatches batches{CopyDevice{
+      [this](void* context, const std::vector<QueuedCopy>& copies, void** event) {
+        submissions.emplace_back(context, copies.size());
+        *event = new Event();
+        return submit_status;
+      },
+      [this](void* event, bool* complete) {
+        ++queries;
+        *complete = ++static_cast<Event*>(event)->queries >= complete_after;
+        return Status::ok();
+      },
+      [](void*) { return Status::ok(); },
+      [this](void*, void* event) {
+        released.push_back(static_cast<Event*>(event));
+        delete static_cast<Event*>(event);
+      },
+      [this] { return clock_ns; }}};
 };
 
 int context_a;
@@ -24,69 +45,80 @@ int context_b;
 char bytes[4];
 
 TEST(CopyBatches, OneSubmissionPerContextAtFlush) {
-  Submissions s;
+  FakeDevice device;
   CopyTicket first, second, third;
-  s.batches_under_test.queue(bytes, bytes + 1, 1, &context_a, &first);
-  s.batches_under_test.queue(bytes + 1, bytes + 2, 1, &context_a, &second);
-  s.batches_under_test.queue(bytes + 2, bytes + 3, 1, &context_b, &third);
-  EXPECT_TRUE(s.batches.empty());
-  s.batches_under_test.flush();
-  ASSERT_EQ(s.batches.size(), 2u);
-  EXPECT_EQ(s.batches[0], std::make_pair(static_cast<void*>(&context_a), std::size_t{2}));
-  EXPECT_EQ(s.batches[1], std::make_pair(static_cast<void*>(&context_b), std::size_t{1}));
-  void* event = nullptr;
-  EXPECT_TRUE(s.batches_under_test.event_of(first, &event).is_ok());
-  EXPECT_EQ(event, reinterpret_cast<void*>(1));
-  // The batch's event goes back with its last ticket only.
-  EXPECT_EQ(s.batches_under_test.release(&first), nullptr);
-  EXPECT_EQ(s.batches_under_test.release(&second), reinterpret_cast<void*>(1));
-  EXPECT_EQ(s.batches_under_test.release(&third), reinterpret_cast<void*>(2));
-  EXPECT_EQ(first.batch, nullptr);
-  s.batches_under_test.flush();
-  EXPECT_EQ(s.batches.size(), 2u) << "nothing left to submit";
+  device.batches.queue(bytes, bytes + 1, 1, &context_a, &first);
+  device.batches.queue(bytes + 1, bytes + 2, 1, &context_a, &second);
+  device.batches.queue(bytes + 2, bytes + 3, 1, &context_b, &third);
+  EXPECT_TRUE(device.submissions.empty());
+  device.batches.flush();
+  ASSERT_EQ(device.submissions.size(), 2u);
+  EXPECT_EQ(device.submissions[0], std::make_pair(static_cast<void*>(&context_a), std::size_t{2}));
+  EXPECT_EQ(device.submissions[1], std::make_pair(static_cast<void*>(&context_b), std::size_t{1}));
+  bool finished = false;
+  for (CopyTicket* ticket : {&first, &second, &third}) {
+    EXPECT_TRUE(device.batches.poll(ticket, &finished).is_ok());
+    EXPECT_TRUE(finished);
+    EXPECT_EQ(ticket->batch, nullptr);
+  }
+  EXPECT_EQ(device.queries, 2) << "the second ticket of a complete batch does not ask again";
+  EXPECT_EQ(device.released.size(), 2u) << "each batch's event goes back with its last ticket";
+  device.batches.flush();
+  EXPECT_EQ(device.submissions.size(), 2u) << "nothing left to submit";
 }
 
-TEST(CopyBatches, AskingForAnOpenBatchsEventSubmitsIt) {
-  Submissions s;
+TEST(CopyBatches, PollingAnOpenBatchSubmitsIt) {
+  FakeDevice device;
   CopyTicket ticket;
-  s.batches_under_test.queue(bytes, bytes + 1, 1, &context_a, &ticket);
-  void* event = nullptr;
-  EXPECT_TRUE(s.batches_under_test.event_of(ticket, &event).is_ok());
-  EXPECT_EQ(s.batches.size(), 1u);
+  device.batches.queue(bytes, bytes + 1, 1, &context_a, &ticket);
+  bool finished = false;
+  EXPECT_TRUE(device.batches.poll(&ticket, &finished).is_ok());
+  EXPECT_EQ(device.submissions.size(), 1u);
+  EXPECT_TRUE(finished);
   CopyTicket later;
-  s.batches_under_test.queue(bytes, bytes + 1, 1, &context_a, &later);
-  s.batches_under_test.flush();
-  EXPECT_EQ(s.batches.size(), 2u) << "a copy queued after submission goes in a new batch";
-  s.batches_under_test.release(&ticket);
-  s.batches_under_test.release(&later);
+  device.batches.queue(bytes, bytes + 1, 1, &context_a, &later);
+  device.batches.flush();
+  EXPECT_EQ(device.submissions.size(), 2u) << "a copy queued after submission goes in a new batch";
+  EXPECT_TRUE(device.batches.wait(&later).is_ok());
+  EXPECT_EQ(later.batch, nullptr);
+}
+
+TEST(CopyBatches, ARunningBatchIsAskedAgainOnlyAfterAMicrosecond) {
+  FakeDevice device;
+  device.complete_after = 2;
+  CopyTicket first, second;
+  device.batches.queue(bytes, bytes + 1, 1, &context_a, &first);
+  device.batches.queue(bytes, bytes + 1, 1, &context_a, &second);
+  device.batches.flush();
+  bool finished = true;
+  EXPECT_TRUE(device.batches.poll(&first, &finished).is_ok());
+  EXPECT_FALSE(finished);
+  EXPECT_TRUE(device.batches.poll(&second, &finished).is_ok());
+  EXPECT_FALSE(finished) << "still running: the last answer stands";
+  EXPECT_TRUE(device.batches.poll(&first, &finished).is_ok());
+  EXPECT_FALSE(finished);
+  EXPECT_EQ(device.queries, 1);
+  device.clock_ns += kRequeryNs;
+  EXPECT_TRUE(device.batches.poll(&second, &finished).is_ok());
+  EXPECT_TRUE(finished);
+  EXPECT_TRUE(device.batches.poll(&first, &finished).is_ok());
+  EXPECT_TRUE(finished);
+  EXPECT_EQ(device.queries, 2);
+  EXPECT_EQ(device.released.size(), 1u);
 }
 
 TEST(CopyBatches, ASubmissionErrorReachesEveryTicketOfItsBatch) {
-  Submissions s;
-  s.next_status = Status::error(StatusCode::cuda_error, "cuMemcpyBatchAsync failed: injected");
+  FakeDevice device;
+  device.submit_status = Status::error(StatusCode::cuda_error, "cuMemcpyBatchAsync failed: injected");
   CopyTicket first, second;
-  s.batches_under_test.queue(bytes, bytes + 1, 1, &context_a, &first);
-  s.batches_under_test.queue(bytes, bytes + 1, 1, &context_a, &second);
-  void* event = nullptr;
-  EXPECT_EQ(s.batches_under_test.event_of(first, &event).code(), StatusCode::cuda_error);
-  EXPECT_EQ(s.batches_under_test.event_of(second, &event).code(), StatusCode::cuda_error);
-  s.batches_under_test.release(&first);
-  s.batches_under_test.release(&second);
-}
-
-TEST(CopyBatches, OnceOneTicketSawTheBatchCompleteTheOthersAreNotAskedToQuery) {
-  Submissions s;
-  CopyTicket first, second;
-  s.batches_under_test.queue(bytes, bytes + 1, 1, &context_a, &first);
-  s.batches_under_test.queue(bytes, bytes + 1, 1, &context_a, &second);
-  void* event = nullptr;
-  ASSERT_TRUE(s.batches_under_test.event_of(first, &event).is_ok());
-  EXPECT_NE(event, nullptr);
-  s.batches_under_test.mark_complete(first);
-  EXPECT_EQ(s.batches_under_test.release(&first), nullptr);
-  ASSERT_TRUE(s.batches_under_test.event_of(second, &event).is_ok());
-  EXPECT_EQ(event, nullptr);
-  EXPECT_EQ(s.batches_under_test.release(&second), reinterpret_cast<void*>(1)) << "the event still goes back";
+  device.batches.queue(bytes, bytes + 1, 1, &context_a, &first);
+  device.batches.queue(bytes, bytes + 1, 1, &context_a, &second);
+  bool finished = false;
+  EXPECT_EQ(device.batches.poll(&first, &finished).code(), StatusCode::cuda_error);
+  EXPECT_TRUE(finished);
+  EXPECT_EQ(device.batches.wait(&second).code(), StatusCode::cuda_error);
+  EXPECT_EQ(device.queries, 0);
+  EXPECT_EQ(device.released.size(), 1u);
 }
 
 }  // namespace

@@ -1,8 +1,15 @@
 #include "memory/copy_batches.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace cumpi::memory {
+
+std::uint64_t CopyDevice::steady_now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
 
 void CopyBatches::queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -31,40 +38,83 @@ void CopyBatches::flush() {
 }
 
 void CopyBatches::submit_locked(Batch* batch) {
-  batch->status = submit_(batch->context, batch->copies, &batch->event);
+  batch->status = device_.submit(batch->context, batch->copies, &batch->event);
   batch->submitted = true;
   batch->copies.clear();
 }
 
-Status CopyBatches::event_of(const CopyTicket& ticket, void** event) {
+CopyBatches::Batch* CopyBatches::submitted_batch_of(const CopyTicket& ticket, void** event, Status* status) {
   auto* batch = static_cast<Batch*>(ticket.batch);
-  std::lock_guard<std::mutex> lock(mutex_);
   if (!batch->submitted) {
     submit_locked(batch);
     open_.erase(std::find(open_.begin(), open_.end(), batch));
   }
   *event = batch->complete ? nullptr : batch->event;
-  return batch->status;
+  *status = batch->status;
+  return batch;
 }
 
-void CopyBatches::mark_complete(const CopyTicket& ticket) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  static_cast<Batch*>(ticket.batch)->complete = true;
+Status CopyBatches::poll(CopyTicket* ticket, bool* finished) {
+  *finished = true;
+  Status status;
+  void* event = nullptr;
+  Batch* batch = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    batch = submitted_batch_of(*ticket, &event, &status);
+    if (status.is_ok() && event != nullptr && batch->found_running_at != 0 &&
+        device_.now_ns() - batch->found_running_at < kRequeryNs) {
+      *finished = false;
+      return Status::ok();
+    }
+  }
+  if (status.is_ok() && event != nullptr) {
+    bool complete = false;
+    status = device_.query(event, &complete);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (status.is_ok() && !complete) {
+      batch->found_running_at = device_.now_ns();
+      *finished = false;
+      return Status::ok();
+    }
+    batch->complete = batch->complete || status.is_ok();
+  }
+  release(ticket);
+  return status;
 }
 
-void* CopyBatches::release(CopyTicket* ticket) {
+Status CopyBatches::wait(CopyTicket* ticket) {
+  Status status;
+  void* event = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    submitted_batch_of(*ticket, &event, &status);
+  }
+  if (status.is_ok() && event != nullptr) {
+    status = device_.wait(event);
+  }
+  release(ticket);
+  return status;
+}
+
+// The batch's event goes back with its last ticket.
+void CopyBatches::release(CopyTicket* ticket) {
   auto* batch = static_cast<Batch*>(ticket->batch);
   ticket->batch = nullptr;
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (--batch->tickets != 0) {
-    return nullptr;
+  void* event = nullptr;
+  void* context = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--batch->tickets != 0) {
+      return;
+    }
+    event = batch->event;
+    context = batch->context;
+    delete batch;
   }
-  void* event = batch->event;
-  if (!batch->submitted) {  // every ticket gave up before submission: nothing ran
-    open_.erase(std::find(open_.begin(), open_.end(), batch));
+  if (event != nullptr) {
+    device_.release(context, event);
   }
-  delete batch;
-  return event;
 }
 
 }  // namespace cumpi::memory

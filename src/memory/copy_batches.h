@@ -1,10 +1,12 @@
 // Copies queued to be submitted together: the pulls a progress sweep starts
-// go to the GPU in one batch (one driver call and one event) instead of a
-// call, an event record and a query each. A backend supplies the
-// submission; this keeps the open batches and who still waits on each.
+// go to the GPU in one batch (one submission and one event) instead of a
+// driver call, an event record and a query each. A backend supplies how to
+// submit, query, wait and release; this keeps the open batches, who still
+// waits on each, and what is already known of their completion.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -20,13 +22,22 @@ struct QueuedCopy {
   std::size_t bytes;
 };
 
+struct CopyDevice {
+  // Submits `copies` in `context`; sets *event to what tells their
+  // completion (null: nothing to wait for).
+  std::function<Status(void* context, const std::vector<QueuedCopy>& copies, void** event)> submit;
+  std::function<Status(void* event, bool* complete)> query;
+  std::function<Status(void* event)> wait;
+  std::function<void(void* context, void* event)> release;
+  // Nanoseconds on a steady clock (a test's own clock in unit tests).
+  std::function<std::uint64_t()> now_ns = steady_now_ns;
+
+  static std::uint64_t steady_now_ns();
+};
+
 class CopyBatches {
  public:
-  // Submits `copies` in `context`; sets *event to what tells their
-  // completion (null when there is nothing to wait for).
-  using Submit = std::function<Status(void* context, const std::vector<QueuedCopy>& copies, void** event)>;
-
-  explicit CopyBatches(Submit submit) : submit_(std::move(submit)) {}
+  explicit CopyBatches(CopyDevice device) : device_(std::move(device)) {}
   CopyBatches(const CopyBatches&) = delete;
   CopyBatches& operator=(const CopyBatches&) = delete;
 
@@ -34,14 +45,12 @@ class CopyBatches {
   void queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket);
   // Submits every open batch.
   void flush();
-  // The event of the ticket's batch, submitting it first if it is still
-  // open; the submission's error if it failed. Null once a ticket of the
-  // batch saw it complete (mark_complete): the others need not ask again.
-  Status event_of(const CopyTicket& ticket, void** event);
-  void mark_complete(const CopyTicket& ticket);
-  // Ends the ticket's hold on its batch. Returns the batch's event when this
-  // was the last ticket (the caller releases it), null otherwise.
-  void* release(CopyTicket* ticket);
+  // Sets *finished once the ticket's copy completed (the ticket is spent
+  // then), submitting its batch first if it is still open. A batch a query
+  // found running is asked again only after kRequeryNs: a sweep over a
+  // window of receives then costs one query, not one per receive.
+  Status poll(CopyTicket* ticket, bool* finished);
+  Status wait(CopyTicket* ticket);
 
  private:
   struct Batch {
@@ -51,13 +60,19 @@ class CopyBatches {
     Status status;
     void* event = nullptr;
     bool complete = false;
+    std::uint64_t found_running_at = 0;  // now_ns() of the last query that found it running; 0: none
     int tickets = 0;
   };
+  // Submits the ticket's batch if still open; its event, null once complete.
+  Batch* submitted_batch_of(const CopyTicket& ticket, void** event, Status* status);
   void submit_locked(Batch* batch);
+  void release(CopyTicket* ticket);
 
-  Submit submit_;
+  CopyDevice device_;
   std::mutex mutex_;
   std::vector<Batch*> open_;
 };
+
+constexpr std::uint64_t kRequeryNs = 1000;
 
 }  // namespace cumpi::memory

@@ -229,24 +229,10 @@ class CudaBackend final : public Backend {
   void flush_copies() override { batches_.flush(); }
 
   Status poll_copy(CopyTicket* ticket, bool* finished) override {
-    *finished = true;
     if (ticket->batch != nullptr) {
-      void* event = nullptr;
-      Status status = batches_.event_of(*ticket, &event);
-      if (status.is_ok() && event != nullptr) {
-        const CUresult result = driver_.CUMPI_CUDA_FIELD(cuEventQuery)(static_cast<CUevent>(event));
-        if (result == CUDA_ERROR_NOT_READY) {
-          *finished = false;
-          return Status::ok();
-        }
-        status = cuda_status(driver_, result, "cuEventQuery");
-        if (status.is_ok()) {
-          batches_.mark_complete(*ticket);
-        }
-      }
-      end_batched(ticket);
-      return status;
+      return batches_.poll(ticket, finished);
     }
+    *finished = true;
     if (ticket->event == nullptr) {
       return Status::ok();
     }
@@ -263,13 +249,7 @@ class CudaBackend final : public Backend {
 
   Status wait_copy(CopyTicket* ticket) override {
     if (ticket->batch != nullptr) {
-      void* event = nullptr;
-      Status status = batches_.event_of(*ticket, &event);
-      if (status.is_ok() && event != nullptr) {
-        status = CUMPI_CUDA_CALL(driver_, cuEventSynchronize, static_cast<CUevent>(event));
-      }
-      end_batched(ticket);
-      return status;
+      return batches_.wait(ticket);
     }
     if (ticket->event == nullptr) {
       return Status::ok();
@@ -448,12 +428,6 @@ class CudaBackend final : public Backend {
     return true;
   }
 
-  void end_batched(CopyTicket* ticket) {
-    if (void* event = batches_.release(ticket)) {
-      release_event(ticket->context, static_cast<CUevent>(event));
-    }
-  }
-
   // One batch of queued copies: one cuMemcpyBatchAsync where the driver has
   // it and takes these pointers, one cuMemcpyAsync each otherwise; one event
   // after them.
@@ -509,11 +483,13 @@ class CudaBackend final : public Backend {
   }
 
   // One launch per CUMPI_COPY_BATCH_MOST copies: blockIdx.y picks the copy,
-  // enough x blocks for the largest to take 16 vectors a thread.
+  // enough x blocks for the largest to take 4 vectors a thread (one round
+  // of the kernel's loop: latency, not launch size, is what small copies
+  // pay), up to two blocks a multiprocessor's worth for the largest.
   Status launch_copy_kernel(CUfunction kernel, const std::vector<QueuedCopy>& copies, CUstream stream) {
     constexpr unsigned kThreads = 256;
-    constexpr unsigned long long kVectorsPerBlock = kThreads * 16;
-    constexpr unsigned long long kMostBlocks = 64;
+    constexpr unsigned long long kVectorsPerBlock = kThreads * 4;
+    constexpr unsigned long long kMostBlocks = 264;
     for (std::size_t first = 0; first < copies.size(); first += CUMPI_COPY_BATCH_MOST) {
       const std::size_t count = std::min<std::size_t>(CUMPI_COPY_BATCH_MOST, copies.size() - first);
       cumpi_copy_batch_params params{};
@@ -656,9 +632,17 @@ class CudaBackend final : public Backend {
   std::mutex exports_mutex_;
   std::vector<ExportedAllocation> exports_;
   std::size_t next_export_slot_ = 0;
-  CopyBatches batches_{[this](void* context, const std::vector<QueuedCopy>& copies, void** event) {
-    return submit_batch(context, copies, event);
-  }};
+  CopyBatches batches_{CopyDevice{
+      [this](void* context, const std::vector<QueuedCopy>& copies, void** event) {
+        return submit_batch(context, copies, event);
+      },
+      [this](void* event, bool* complete) {
+        const CUresult result = driver_.CUMPI_CUDA_FIELD(cuEventQuery)(static_cast<CUevent>(event));
+        *complete = result != CUDA_ERROR_NOT_READY;
+        return *complete ? cuda_status(driver_, result, "cuEventQuery") : Status::ok();
+      },
+      [this](void* event) { return CUMPI_CUDA_CALL(driver_, cuEventSynchronize, static_cast<CUevent>(event)); },
+      [this](void* context, void* event) { release_event(context, static_cast<CUevent>(event)); }}};
   std::mutex sync_mutex_;
   std::unordered_set<unsigned long long> sync_memops_set_;
 };
