@@ -31,7 +31,7 @@ template <typename Call>
 __attribute__((noinline)) int with_entry_work(unsigned state, Call call) {
   if ((state & runtime::kProgressWork) != 0 && !ReentryGuard::inside()) {
     ReentryGuard guard;
-    protocol::progress();
+    protocol::progress_on_entry();
   }
   if ((state & runtime::kStatisticsWork) == 0) {
     return call();

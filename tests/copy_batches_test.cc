@@ -121,5 +121,33 @@ TEST(CopyBatches, ASubmissionErrorReachesEveryTicketOfItsBatch) {
   EXPECT_EQ(device.released.size(), 1u);
 }
 
+TEST(CopyBatches, NothingIsSubmittedWhileHeldButAWaitStillIs) {
+  FakeDevice device;
+  CopyTicket first, second;
+  device.batches.queue(bytes, bytes + 1, 1, &context_a, &first);
+  {
+    const HoldCopySubmissions hold;
+    bool finished = true;
+    device.batches.flush();
+    EXPECT_TRUE(device.batches.poll(&first, &finished).is_ok());
+    EXPECT_FALSE(finished);
+    device.batches.queue(bytes, bytes + 1, 1, &context_a, &second);
+    EXPECT_TRUE(device.submissions.empty());
+  }
+  EXPECT_FALSE(HoldCopySubmissions::active());
+  device.batches.flush();
+  ASSERT_EQ(device.submissions.size(), 1u);
+  EXPECT_EQ(device.submissions[0].second, 2u) << "the held copies went as one batch";
+  {
+    const HoldCopySubmissions hold;
+    CopyTicket third;
+    device.batches.queue(bytes, bytes + 1, 1, &context_a, &third);
+    EXPECT_TRUE(device.batches.wait(&third).is_ok());
+    EXPECT_EQ(device.submissions.size(), 2u);
+  }
+  EXPECT_TRUE(device.batches.wait(&first).is_ok());
+  EXPECT_TRUE(device.batches.wait(&second).is_ok());
+}
+
 }  // namespace
 }  // namespace cumpi::memory

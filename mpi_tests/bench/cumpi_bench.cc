@@ -120,18 +120,22 @@ double ping_pong(Buffer& buffer, std::size_t bytes, long iterations, int rank) {
   return (MPI_Wtime() - start) / iterations / 2;
 }
 
-// A window of nonblocking sends, one acknowledgement per window.
-double bandwidth(Buffer& buffer, std::size_t bytes, long iterations, int rank) {
+// A window of nonblocking sends, one acknowledgement per window. Sets
+// *posting_us to the time one Isend or Irecv takes to post, on average.
+double bandwidth(Buffer& buffer, std::size_t bytes, long iterations, int rank, double* posting_us) {
   const int count = static_cast<int>(bytes);
   const int window = bytes >= (4u << 20) ? 4 : 32;
   const long rounds = std::max<long>(2, iterations / window);
   std::vector<MPI_Request> requests(static_cast<std::size_t>(window));
   double start = 0;
+  double posting = 0;
   for (long round = -1; round < rounds; ++round) {
     if (round == 0) {
       MPI_Barrier(MPI_COMM_WORLD);
       start = MPI_Wtime();
+      posting = 0;
     }
+    const double posted_from = MPI_Wtime();
     for (int w = 0; w < window; ++w) {
       if (rank == 0) {
         MPI_Isend(buffer.data(), count, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &requests[w]);
@@ -139,6 +143,7 @@ double bandwidth(Buffer& buffer, std::size_t bytes, long iterations, int rank) {
         MPI_Irecv(buffer.data(), count, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &requests[w]);
       }
     }
+    posting += MPI_Wtime() - posted_from;
     MPI_Waitall(window, requests.data(), MPI_STATUSES_IGNORE);
     if (rank == 0) {
       MPI_Recv(nullptr, 0, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -147,6 +152,7 @@ double bandwidth(Buffer& buffer, std::size_t bytes, long iterations, int rank) {
     }
   }
   const double seconds = MPI_Wtime() - start;
+  *posting_us = posting / static_cast<double>(window * rounds) * 1e6;
   return static_cast<double>(bytes) * window * rounds / seconds / 1e9;
 }
 
@@ -545,10 +551,17 @@ int main(int argc, char** argv) {
       buffer.fill(fill);
       const long iterations = iterations_for(settings, bytes);
       const double latency = ping_pong(buffer, bytes, iterations, rank);
-      const double rate = bandwidth(buffer, bytes, iterations, rank);
+      double posting_us = 0;
+      const double rate = bandwidth(buffer, bytes, iterations, rank, &posting_us);
       rows.push_back({"p2p", pair, bytes, iterations, latency * 1e6, rate});
-      if (rank == 0) {  // progress, in case the run is cut short
-        std::fprintf(stderr, "measured p2p %s %zu B: %.3f us, %.3f GB/s\n", pair.c_str(), bytes, latency * 1e6, rate);
+      // Progress, in case the run is cut short, with each side's cost of
+      // posting one nonblocking operation of the window.
+      double peer_posting_us = 0;
+      MPI_Sendrecv(&posting_us, 1, MPI_DOUBLE, 1 - rank, 83, &peer_posting_us, 1, MPI_DOUBLE, 1 - rank, 83,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (rank == 0) {
+        std::fprintf(stderr, "measured p2p %s %zu B: %.3f us, %.3f GB/s (posting: Isend %.2f us, Irecv %.2f us)\n",
+                     pair.c_str(), bytes, latency * 1e6, rate, posting_us, peer_posting_us);
       }
     }
   }

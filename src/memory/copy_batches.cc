@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
+
+#include "runtime/stats.h"
 
 namespace cumpi::memory {
 
@@ -10,6 +13,14 @@ std::uint64_t CopyDevice::steady_now_ns() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
           .count());
 }
+
+namespace {
+thread_local bool t_holding = false;
+}  // namespace
+
+HoldCopySubmissions::HoldCopySubmissions() : was_active_(std::exchange(t_holding, true)) {}
+HoldCopySubmissions::~HoldCopySubmissions() { t_holding = was_active_; }
+bool HoldCopySubmissions::active() { return t_holding; }
 
 void CopyBatches::queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -30,6 +41,9 @@ void CopyBatches::queue(void* to, const void* from, std::size_t bytes, void* con
 }
 
 void CopyBatches::flush() {
+  if (HoldCopySubmissions::active()) {
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   for (Batch* batch : open_) {
     submit_locked(batch);
@@ -38,6 +52,11 @@ void CopyBatches::flush() {
 }
 
 void CopyBatches::submit_locked(Batch* batch) {
+  std::size_t bytes = 0;
+  for (const QueuedCopy& copy : batch->copies) {
+    bytes += copy.bytes;
+  }
+  stats::ScopedRecord record(stats::Route::copy_batch, bytes);
   batch->status = device_.submit(batch->context, batch->copies, &batch->event);
   batch->submitted = true;
   batch->copies.clear();
@@ -61,6 +80,10 @@ Status CopyBatches::poll(CopyTicket* ticket, bool* finished) {
   Batch* batch = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (HoldCopySubmissions::active() && !static_cast<Batch*>(ticket->batch)->submitted) {
+      *finished = false;
+      return Status::ok();
+    }
     batch = submitted_batch_of(*ticket, &event, &status);
     if (status.is_ok() && event != nullptr && batch->found_running_at != 0 &&
         device_.now_ns() - batch->found_running_at < kRequeryNs) {

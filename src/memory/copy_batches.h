@@ -35,6 +35,21 @@ struct CopyDevice {
   static std::uint64_t steady_now_ns();
 };
 
+// While one lives on a thread, CopyBatches submit nothing for it: neither
+// flush() nor a poll of an open batch does (wait() still does: it must
+// block until the copy is done).
+class HoldCopySubmissions {
+ public:
+  HoldCopySubmissions();
+  ~HoldCopySubmissions();
+  HoldCopySubmissions(const HoldCopySubmissions&) = delete;
+  HoldCopySubmissions& operator=(const HoldCopySubmissions&) = delete;
+  static bool active();
+
+ private:
+  bool was_active_;
+};
+
 class CopyBatches {
  public:
   explicit CopyBatches(CopyDevice device) : device_(std::move(device)) {}

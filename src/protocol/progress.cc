@@ -1,6 +1,7 @@
 #include "protocol/progress.h"
 
 #include "memory/backend.h"
+#include "memory/copy_batches.h"
 #include "protocol/persistent.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
@@ -67,6 +68,11 @@ void progress() {
     progress_orphaned_persistent(table);
   }
   memory::backend().flush_copies();  // the copies this sweep queued, in one batch
+}
+
+void progress_on_entry() {
+  const memory::HoldCopySubmissions hold;
+  progress();
 }
 
 Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request) {

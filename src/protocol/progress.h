@@ -14,6 +14,12 @@ namespace cumpi::protocol {
 // persistent ones. Never blocks; returns at once if another thread is at it.
 void progress();
 
+// progress() as an MPI call runs it on entry: copies it starts stay queued,
+// so that the pulls a window of Irecv or Isend calls finds gather into one
+// batch, submitted by the next completion call (Wait, Test...) or blocking
+// loop.
+void progress_on_entry();
+
 inline void progress_if_pending() {
   if (operations().pending_count() != 0) {
     progress();

@@ -71,6 +71,8 @@ std::string format_table(int rank) {
              seconds(Route::pipeline));
   append_row(out, rank, "staged collective", calls(Route::staged_collective),
              bytes(Route::staged_collective), seconds(Route::staged_collective));
+  append_row(out, rank, "  ipc copy batches", calls(Route::copy_batch), bytes(Route::copy_batch),
+             seconds(Route::copy_batch));
   return out;
 }
 

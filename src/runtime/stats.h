@@ -14,6 +14,7 @@ enum class Route {
   ipc,                // rendezvous messages pulled through a CUDA IPC mapping (counted by the receiver)
   pipeline,           // rendezvous messages through the staged pipeline (counted on both sides)
   staged_collective,  // device collective: device->host, PMPI collective, host->device
+  copy_batch,         // submissions of queued copies (inside the routes above: a call is a batch)
   count_,
 };
 
