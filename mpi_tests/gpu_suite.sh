@@ -97,10 +97,10 @@ if [ "$parts" = multigpu ] || { [ "$parts" = all ] && [ "${gpus:-0}" -ge 2 ]; };
   cat "$out/multi_gpu_benchmark.log"
 fi
 if [ "$parts" != tests ] && [ "$parts" != multigpu ]; then
-step benchmark env CUMPI_LOG=info "$here/run_launched.sh" mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
+step benchmark env CUMPI_LOG=info CUMPI_STATS=1 "$here/run_launched.sh" mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
 step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
 if has_mps; then
-  step benchmark_mps with_mps env CUMPI_LOG=info "$here/run_launched.sh" mpirun 2 200 "$library" \
+  step benchmark_mps with_mps env CUMPI_LOG=info CUMPI_STATS=1 "$here/run_launched.sh" mpirun 2 200 "$library" \
     "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench_mps.csv"
 fi
 step host_overhead "$here/bench/host_overhead.sh" "$build" 7
