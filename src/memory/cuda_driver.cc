@@ -25,11 +25,7 @@ bool load_cuda_driver_if_present(CudaDriver* driver) {
               CUMPI_STRINGIFY_EXPANDED(name));                                             \
     complete = false;                                                                      \
   }
-#define CUMPI_CUDA_OPTIONAL(name)                                                          \
-  driver->CUMPI_CUDA_FIELD(name) =                                                         \
-      reinterpret_cast<decltype(&::name)>(dlsym(library, CUMPI_STRINGIFY_EXPANDED(name)));
 #include "memory/cuda_driver_functions.def"
-#undef CUMPI_CUDA_OPTIONAL
 #undef CUMPI_CUDA_FUNCTION
   return complete;
 }

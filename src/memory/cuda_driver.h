@@ -15,9 +15,7 @@ namespace cumpi::memory {
 #define CUMPI_CUDA_FIELD_EXPANDED(name) name##_fn
 struct CudaDriver {
 #define CUMPI_CUDA_FUNCTION(name) decltype(&::name) CUMPI_CUDA_FIELD(name) = nullptr;
-#define CUMPI_CUDA_OPTIONAL(name) CUMPI_CUDA_FUNCTION(name)
 #include "memory/cuda_driver_functions.def"
-#undef CUMPI_CUDA_OPTIONAL
 #undef CUMPI_CUDA_FUNCTION
 };
 

@@ -272,7 +272,7 @@ class EmulationBackend final : public Backend {
       [this](void*, const std::vector<QueuedCopy>& copies, void** event) {
         *event = new int(0);  // queries so far
         for (const QueuedCopy& copy : copies) {
-          Status status = copy_through_backing(copy.to, copy.from, copy.bytes, "cuMemcpyBatchAsync");
+          Status status = copy_through_backing(copy.to, copy.from, copy.bytes, "cuMemcpyAsync");
           if (!status.is_ok()) {
             return status;
           }
