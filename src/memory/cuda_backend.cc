@@ -103,7 +103,7 @@ class CudaBackend final : public Backend {
       return info;
     }
     info.kind = is_managed != 0 ? MemoryKind::managed : MemoryKind::device;
-    info.context = context;
+    info.context = context != nullptr ? context : context_for_device(ordinal);
     info.buffer_id = buffer_id;
     info.base = static_cast<std::uintptr_t>(range_start);
     info.size = range_size;
@@ -426,6 +426,35 @@ class CudaBackend final : public Backend {
     out->exported.buffer_id = owner.buffer_id;
     out->exported.allocation_bytes = owner.size;
     return true;
+  }
+
+  // Stream-ordered (cudaMallocAsync) and VMM (cuMemCreate) memory belongs
+  // to a device, not a context: the pointer has none. Its copies run in the
+  // thread's current context when that is on the device, else in the
+  // device's primary context if the application's runtime made it active
+  // (never creating one). Null when neither exists: copies then fail with
+  // the driver's reason.
+  void* context_for_device(int ordinal) {
+    CUdevice device = 0;
+    if (driver_.CUMPI_CUDA_FIELD(cuDeviceGet)(&device, ordinal) != CUDA_SUCCESS) {
+      return nullptr;
+    }
+    CUcontext current = nullptr;
+    CUdevice current_device = -1;
+    if (driver_.CUMPI_CUDA_FIELD(cuCtxGetCurrent)(&current) == CUDA_SUCCESS && current != nullptr &&
+        driver_.CUMPI_CUDA_FIELD(cuCtxGetDevice)(&current_device) == CUDA_SUCCESS && current_device == device) {
+      return current;
+    }
+    unsigned int flags = 0;
+    int active = 0;
+    CUcontext primary = nullptr;
+    if (driver_.CUMPI_CUDA_FIELD(cuDevicePrimaryCtxGetState)(device, &flags, &active) != CUDA_SUCCESS ||
+        active == 0 || driver_.CUMPI_CUDA_FIELD(cuDevicePrimaryCtxRetain)(&primary, device) != CUDA_SUCCESS) {
+      return nullptr;
+    }
+    // The application's own hold keeps it alive; ours is not needed past this.
+    driver_.CUMPI_CUDA_FIELD(cuDevicePrimaryCtxRelease)(device);
+    return primary;
   }
 
   // One batch of queued copies: the batched copy kernel for those it suits,
