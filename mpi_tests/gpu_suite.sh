@@ -20,12 +20,13 @@ step() {
     echo "SKIP $name"
     return
   fi
-  local started=$SECONDS
-  if "$@" > "$out/$name.log" 2>&1; then
+  local started=$SECONDS rc=0
+  "$@" > "$out/$name.log" 2>&1 || rc=$?
+  if [ "$rc" = 0 ]; then
     echo "PASS $name ($((SECONDS - started)) s): $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$name.log" | tail -1)"
   else
     failures=$((failures + 1))
-    echo "FAIL $name (exit $?):"
+    echo "FAIL $name (exit $rc):"
     tail -n 15 "$out/$name.log"
   fi
 }
