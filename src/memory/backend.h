@@ -77,7 +77,8 @@ class Backend {
   virtual Status start_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) = 0;
   // Queues a copy as start_copy would start it; the copies queued in one
   // context go to the device together at the next flush_copies(), or when
-  // one of their tickets is polled or waited on.
+  // one of their tickets is polled or waited on. A copy that gains nothing
+  // from a batch may start at once.
   virtual void queue_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) = 0;
   virtual void flush_copies() = 0;
   // Sets *finished once the copy completed (the ticket is spent then).
