@@ -14,19 +14,22 @@ namespace cumpi::protocol {
 
 namespace {
 
-// The host bytes of pending nonblocking watched receives: a receive into
-// memory another one may still write gets a private landing buffer.
+// The host bytes of pending nonblocking watched receives: a blocking receive
+// into memory one of them may still write gets a private landing buffer.
 class PendingHostSpans {
  public:
-  // Registers [first, last); true when it overlaps a registered span.
-  bool add(std::uintptr_t first, std::uintptr_t last) {
+  void add(std::uintptr_t first, std::uintptr_t last) {
     std::lock_guard<std::mutex> lock(mutex_);
-    bool overlaps = false;
-    for (const auto& [begin, end] : spans_) {
-      overlaps = overlaps || (first < end && begin < last);
-    }
     spans_.emplace_back(first, last);
-    return overlaps;
+  }
+  bool overlaps(std::uintptr_t first, std::uintptr_t last) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [begin, end] : spans_) {
+      if (first < end && begin < last) {
+        return true;
+      }
+    }
+    return false;
   }
   void remove(std::uintptr_t first, std::uintptr_t last) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -56,15 +59,27 @@ WatchedReceive::~WatchedReceive() {
   }
 }
 
+// A pull writes the user's buffer. An envelope MPI delivered there for
+// another pending receive, not yet examined, would be overwritten by it, and
+// that receive would end as a plain message, its sender never getting FIN
+// (OSU-style windows post every receive into one buffer). So a nonblocking
+// host receive, which later ones may overlap, always lands privately; a
+// blocking one does when it overlaps a pending one.
 Status WatchedReceive::prepare(void* buffer, int count, MPI_Datatype type, bool blocking) {
   Status status = ReceiveTarget::prepare(buffer, count, type, false, &target_);
-  if (!status.is_ok() || blocking || target_.on_device() || target_.host_first() == target_.host_last()) {
+  if (!status.is_ok() || target_.on_device() || target_.host_first() == target_.host_last()) {
     return status;
   }
   const std::uintptr_t first = target_.host_first();
   const std::uintptr_t last = target_.host_last();
-  registered_ = true;
-  if (pending_host_spans().add(first, last)) {
+  bool overlaps = false;
+  if (blocking) {
+    overlaps = pending_host_spans().overlaps(first, last);
+  } else {
+    registered_ = true;
+    pending_host_spans().add(first, last);
+  }
+  if (!blocking || overlaps) {
     status = ReceiveTarget::prepare(buffer, count, type, true, &target_);
   }
   return status;
