@@ -67,6 +67,16 @@ TEST(CopyBatches, OneSubmissionPerContextAtFlush) {
   EXPECT_EQ(device.submissions.size(), 2u) << "nothing left to submit";
 }
 
+TEST(CopyBatches, AnEmptyCopyJoinsNoBatch) {
+  FakeDevice device;
+  CopyTicket ticket;
+  device.batches.queue(bytes, bytes + 1, 0, &context_a, &ticket);
+  EXPECT_EQ(ticket.batch, nullptr);
+  EXPECT_EQ(ticket.event, nullptr);
+  device.batches.flush();
+  EXPECT_TRUE(device.submissions.empty());
+}
+
 TEST(CopyBatches, PollingAnOpenBatchSubmitsIt) {
   FakeDevice device;
   CopyTicket ticket;

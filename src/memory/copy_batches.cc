@@ -23,6 +23,10 @@ HoldCopySubmissions::~HoldCopySubmissions() { t_holding = was_active_; }
 bool HoldCopySubmissions::active() { return t_holding; }
 
 void CopyBatches::queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) {
+  if (bytes == 0) {
+    *ticket = CopyTicket{};  // nothing to copy: finished at its first poll
+    return;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   auto open = std::find_if(open_.begin(), open_.end(), [&](const Batch* batch) { return batch->context == context; });
   Batch* batch = nullptr;

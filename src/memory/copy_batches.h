@@ -56,7 +56,8 @@ class CopyBatches {
   CopyBatches(const CopyBatches&) = delete;
   CopyBatches& operator=(const CopyBatches&) = delete;
 
-  // Adds the copy to `context`'s open batch; ticket->batch holds it.
+  // Adds the copy to `context`'s open batch; ticket->batch holds it. An
+  // empty copy gets an empty ticket, which the backend's poll finds done.
   void queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket);
   // Submits every open batch.
   void flush();
