@@ -1,5 +1,6 @@
 #include "common/checks.h"
 
+#include <algorithm>
 #include <cstdarg>
 
 namespace cumpi_test {
@@ -37,14 +38,23 @@ bool Checks::bytes_equal(const std::vector<unsigned char>& expected, const std::
     return check(false, what, file, line,
                  format("sizes differ: expected %zu bytes, got %zu", expected.size(), actual.size()));
   }
+  std::size_t first = expected.size();
+  std::size_t last = 0;
+  std::size_t wrong = 0;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     if (expected[i] != actual[i]) {
-      return check(false, what, file, line,
-                   format("byte %zu of %zu: expected 0x%02x, got 0x%02x", i, expected.size(), expected[i],
-                          actual[i]));
+      first = std::min(first, i);
+      last = i;
+      ++wrong;
     }
   }
-  return check(true, what, file, line, "");
+  if (wrong == 0) {
+    return check(true, what, file, line, "");
+  }
+  // Where the wrong bytes lie tells a lost chunk from a stale buffer.
+  return check(false, what, file, line,
+               format("byte %zu of %zu: expected 0x%02x, got 0x%02x (%zu bytes wrong, the last at %zu)", first,
+                      expected.size(), expected[first], actual[first], wrong, last));
 }
 
 int Checks::finish() {

@@ -65,12 +65,33 @@ class StagedOperation final : public Operation {
 // Persistent receives are watched as every receive is: host ones too, when
 // an envelope fits.
 struct PersistentOperation {
+  PersistentOperation() = default;
+  PersistentOperation(const PersistentOperation&) = delete;
+  PersistentOperation& operator=(const PersistentOperation&) = delete;
+  ~PersistentOperation();
+
   MPI_Request request = MPI_REQUEST_NULL;
   bool is_receive = false;
   memory::StagedBuffer staged;       // sends
   ReceiveTarget target;              // receives
   bool active = false;               // started; completion not yet handled
   bool freed_by_user = false;        // MPI_Request_free while active
+
+  // A persistent buffered send is not MPI's persistent Bsend: Open MPI 4.1,
+  // restarting one whose previous message has left, sends that message's
+  // copy in the attached buffer again (its first eager fragment zeroed)
+  // instead of the buffer's new contents. Each MPI_Start hands the staged
+  // bytes to MPI_Bsend instead, and the user's request is a persistent send
+  // to MPI_PROC_NULL, which completes at once, as a buffered send completes
+  // locally.
+  struct BufferedMessage {
+    int count = 0;
+    MPI_Datatype type{};  // a duplicate of the user's, who may free theirs
+    int dest = 0;
+    int tag = 0;
+    MPI_Comm comm{};
+  };
+  std::unique_ptr<BufferedMessage> buffered;
 };
 
 }  // namespace cumpi::protocol

@@ -1,6 +1,7 @@
 #include "protocol/persistent.h"
 
 #include "protocol/pull.h"
+#include "runtime/errors.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/status_bytes.h"
@@ -33,6 +34,12 @@ Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
 
 }  // namespace
 
+PersistentOperation::~PersistentOperation() {
+  if (buffered != nullptr) {
+    real_mpi().Type_free(&buffered->type);
+  }
+}
+
 void add_persistent(std::unique_ptr<PersistentOperation> operation) {
   std::lock_guard<std::mutex> lock(operations().mutex());
   operations().add_persistent(std::move(operation));
@@ -47,7 +54,16 @@ Status prepare_start(MPI_Request request) {
   if (operation == nullptr) {
     return Status::ok();
   }
-  return operation->is_receive ? operation->target.refresh_holes() : operation->staged.refresh_from_device();
+  if (operation->is_receive) {
+    return operation->target.refresh_holes();
+  }
+  Status refreshed = operation->staged.refresh_from_device();
+  if (!refreshed.is_ok() || operation->buffered == nullptr) {
+    return refreshed;
+  }
+  const PersistentOperation::BufferedMessage& message = *operation->buffered;
+  return from_mpi(real_mpi().Bsend(operation->staged.mpi_pointer(), message.count, message.type, message.dest,
+                                   message.tag, message.comm));
 }
 
 void mark_started(MPI_Request before, MPI_Request after) {

@@ -11,7 +11,8 @@ namespace cumpi::protocol {
 void add_persistent(std::unique_ptr<PersistentOperation> operation);
 
 // Before the real MPI_Start/Startall: refreshes the host copy of a send
-// (and of a receive whose span has holes). Nothing for other requests.
+// (and of a receive whose span has holes), and sends a buffered one's
+// message. Nothing for other requests.
 Status prepare_start(MPI_Request request);
 // MPI_Start may replace the handle (Open MPI does while a previous buffered
 // send is still in the transport): the operation follows it.

@@ -182,6 +182,23 @@ Status rendezvous_isend(const RendezvousMessage& message, int dest, int tag, MPI
   return track(std::move(operation), request);
 }
 
+// The user's request of a persistent buffered send (see
+// PersistentOperation::buffered): a persistent send to MPI_PROC_NULL.
+int buffered_send_init(PersistentOperation& operation, int count, MPI_Datatype type, int dest, int tag,
+                       MPI_Comm comm, MPI_Request* request) {
+  auto message = std::make_unique<PersistentOperation::BufferedMessage>();
+  int rc = real_mpi().Type_dup(type, &message->type);
+  if (rc != MPI_SUCCESS) {
+    return rc;
+  }
+  message->count = count;
+  message->dest = dest;
+  message->tag = tag;
+  message->comm = comm;
+  operation.buffered = std::move(message);
+  return real_mpi().Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm, request);
+}
+
 }  // namespace
 
 Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -230,7 +247,9 @@ Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, i
     return status;
   }
   const int rc =
-      send_functions(mode).persistent(operation->staged.mpi_pointer(), count, type, dest, tag, comm, request);
+      mode == SendMode::buffered
+          ? buffered_send_init(*operation, count, type, dest, tag, comm, request)
+          : send_functions(mode).persistent(operation->staged.mpi_pointer(), count, type, dest, tag, comm, request);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }
