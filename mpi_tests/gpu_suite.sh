@@ -110,7 +110,10 @@ if has_mps; then
   step benchmark_mps with_mps env CUMPI_LOG=info CUMPI_STATS=1 "$here/run_launched.sh" mpirun 2 200 "$library" \
     "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench_mps.csv"
 fi
-step host_overhead "$here/bench/host_overhead.sh" "$build" 7
+step host_overhead "$here/bench/host_overhead.sh" "$build" 15
+if [ -x "$build/mpi_tests/small_copy_floors" ]; then
+  step small_copy_floors "$build/mpi_tests/small_copy_floors" --bytes 8
+fi
 fi
 if [ "$parts" != tests ] && [ "$parts" != multigpu ]; then
   echo "--- benchmark"
@@ -123,6 +126,8 @@ if [ "$parts" != tests ] && [ "$parts" != multigpu ]; then
   cat "$out/benchmark_staged.log" 2> /dev/null
   echo "--- host overhead"
   cat "$out/host_overhead.log" 2> /dev/null
+  echo "--- one small copy, by mechanism"
+  cat "$out/small_copy_floors.log" 2> /dev/null
 fi
 echo "gpu suite: $failures failing steps"
 exit $((failures > 0))
