@@ -31,14 +31,14 @@ using NonblockingSend = int (*)(const void*, int, MPI_Datatype, int, int, MPI_Co
 struct SendFunctions {
   BlockingSend blocking;
   NonblockingSend nonblocking;
-  NonblockingSend persistent;
+  NonblockingSend persistent;  // none for buffered sends: see buffered_send_init
 };
 
 SendFunctions send_functions(SendMode mode) {
   const RealMpi& mpi = real_mpi();
   switch (mode) {
     case SendMode::synchronous: return {mpi.Ssend, mpi.Issend, mpi.Ssend_init};
-    case SendMode::buffered: return {mpi.Bsend, mpi.Ibsend, mpi.Bsend_init};
+    case SendMode::buffered: return {mpi.Bsend, mpi.Ibsend, nullptr};
     case SendMode::ready: return {mpi.Rsend, mpi.Irsend, mpi.Rsend_init};
     case SendMode::standard: break;
   }
