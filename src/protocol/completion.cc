@@ -185,7 +185,7 @@ Status request_free(MPI_Request* request) {
 }
 
 Status start(MPI_Request* request) {
-  Status prepared = prepare_start(*request);
+  Status prepared = prepare_start(request);
   if (!prepared.is_ok()) {
     return prepared;
   }
@@ -199,7 +199,7 @@ Status start(MPI_Request* request) {
 
 Status startall(int count, MPI_Request requests[]) {
   for (int i = 0; i < count; ++i) {
-    Status prepared = prepare_start(requests[i]);
+    Status prepared = prepare_start(&requests[i]);
     if (!prepared.is_ok()) {
       return prepared;
     }

@@ -77,13 +77,15 @@ struct PersistentOperation {
   bool active = false;               // started; completion not yet handled
   bool freed_by_user = false;        // MPI_Request_free while active
 
-  // A persistent buffered send is not MPI's persistent Bsend: Open MPI 4.1,
-  // restarting one whose previous message has left, sends that message's
+  // A persistent buffered send gets a new MPI request at each MPI_Start
+  // (the user's handle changes, as MPI_Start allows; Open MPI's own does so
+  // while a previous message is in flight): Open MPI 4.1, restarting a
+  // persistent Bsend whose previous message has left, sends that message's
   // copy in the attached buffer again (its first eager fragment zeroed)
-  // instead of the buffer's new contents. Each MPI_Start hands the staged
-  // bytes to MPI_Bsend instead, and the user's request is a persistent send
-  // to MPI_PROC_NULL, which completes at once, as a buffered send completes
-  // locally.
+  // instead of the buffer's new contents, and a fresh request packs the
+  // staged bytes. (A persistent send to MPI_PROC_NULL in the user's hands,
+  // with MPI_Bsend doing the work, does not do: MPICH counts a started one
+  // inactive in MPI_Waitany.)
   struct BufferedMessage {
     int count = 0;
     MPI_Datatype type{};  // a duplicate of the user's, who may free theirs

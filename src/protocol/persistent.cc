@@ -32,7 +32,24 @@ Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
   return pull_now(envelope, &operation.target, status);
 }
 
+// Frees the operation's request and makes a new one; the user's handle
+// follows (see PersistentOperation::buffered).
+Status remake_buffered_request(PersistentOperation& operation, MPI_Request* user_handle) {
+  int rc = real_mpi().Request_free(&operation.request);
+  if (rc == MPI_SUCCESS) {
+    rc = make_buffered_request(operation, &operation.request);
+  }
+  *user_handle = operation.request;
+  return from_mpi(rc);
+}
+
 }  // namespace
+
+int make_buffered_request(const PersistentOperation& operation, MPI_Request* request) {
+  const PersistentOperation::BufferedMessage& message = *operation.buffered;
+  return real_mpi().Bsend_init(operation.staged.mpi_pointer(), message.count, message.type, message.dest,
+                               message.tag, message.comm, request);
+}
 
 PersistentOperation::~PersistentOperation() {
   if (buffered != nullptr) {
@@ -45,12 +62,12 @@ void add_persistent(std::unique_ptr<PersistentOperation> operation) {
   operations().add_persistent(std::move(operation));
 }
 
-Status prepare_start(MPI_Request request) {
+Status prepare_start(MPI_Request* request) {
   if (operations().persistent_count() == 0) {
     return Status::ok();
   }
   std::lock_guard<std::mutex> lock(operations().mutex());
-  PersistentOperation* operation = operations().find_persistent(request);
+  PersistentOperation* operation = operations().find_persistent(*request);
   if (operation == nullptr) {
     return Status::ok();
   }
@@ -61,9 +78,7 @@ Status prepare_start(MPI_Request request) {
   if (!refreshed.is_ok() || operation->buffered == nullptr) {
     return refreshed;
   }
-  const PersistentOperation::BufferedMessage& message = *operation->buffered;
-  return from_mpi(real_mpi().Bsend(operation->staged.mpi_pointer(), message.count, message.type, message.dest,
-                                   message.tag, message.comm));
+  return remake_buffered_request(*operation, request);
 }
 
 void mark_started(MPI_Request before, MPI_Request after) {

@@ -10,10 +10,14 @@ namespace cumpi::protocol {
 
 void add_persistent(std::unique_ptr<PersistentOperation> operation);
 
+// The MPI request of a persistent buffered device send's message (see
+// PersistentOperation::buffered).
+int make_buffered_request(const PersistentOperation& operation, MPI_Request* request);
+
 // Before the real MPI_Start/Startall: refreshes the host copy of a send
-// (and of a receive whose span has holes), and sends a buffered one's
-// message. Nothing for other requests.
-Status prepare_start(MPI_Request request);
+// (and of a receive whose span has holes); a buffered send's request is
+// made anew, and *request follows it. Nothing for other requests.
+Status prepare_start(MPI_Request* request);
 // MPI_Start may replace the handle (Open MPI does while a previous buffered
 // send is still in the transport): the operation follows it.
 void mark_started(MPI_Request before, MPI_Request after);

@@ -182,8 +182,8 @@ Status rendezvous_isend(const RendezvousMessage& message, int dest, int tag, MPI
   return track(std::move(operation), request);
 }
 
-// The user's request of a persistent buffered send (see
-// PersistentOperation::buffered): a persistent send to MPI_PROC_NULL.
+// A persistent buffered send keeps its message's description: its request
+// is made anew at each start (see PersistentOperation::buffered).
 int buffered_send_init(PersistentOperation& operation, int count, MPI_Datatype type, int dest, int tag,
                        MPI_Comm comm, MPI_Request* request) {
   auto message = std::make_unique<PersistentOperation::BufferedMessage>();
@@ -196,7 +196,7 @@ int buffered_send_init(PersistentOperation& operation, int count, MPI_Datatype t
   message->tag = tag;
   message->comm = comm;
   operation.buffered = std::move(message);
-  return real_mpi().Send_init(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, tag, comm, request);
+  return make_buffered_request(operation, request);
 }
 
 }  // namespace
