@@ -66,6 +66,15 @@ step p2p_matrix_256MiB launch 2 300 "$build/mpi_tests/p2p_matrix" --memory devic
 step p2p_matrix_pool_memory env TEST_DEVICE_ALLOCATOR=async CUMPI_LOG=info \
   "$here/run_launched.sh" mpirun 2 300 "$library" "$build/mpi_tests/p2p_matrix" --sizes 0,8192,1048576,67108864
 step p2p_stress_np4 launch 4 300 "$build/mpi_tests/p2p_stress" --messages 10000
+short_envelopes() { CUMPI_SHORT_ENVELOPES=1 "$@"; }
+step p2p_matrix_np2_short_envelopes short_envelopes launch 2 300 "$build/mpi_tests/p2p_matrix" \
+  --sizes 0,7,8,9,16,100,255,256,8192,1048576
+step short_envelopes_take_ipc env CUMPI_STATS=1 CUMPI_SHORT_ENVELOPES=1 "$here/run_launched.sh" mpirun 2 120 \
+  "$library" "$build/mpi_tests/p2p_matrix" --memory device --sizes 8,100,255
+step short_envelopes_ipc_counted grep -qE "rendezvous ipc +[1-9]" "$out/short_envelopes_take_ipc.log"
+step semantics_np3_short_envelopes short_envelopes launch 3 120 "$build/mpi_tests/p2p_semantics"
+step p2p_stress_np4_short_envelopes_odd_ranks launch 4 300 "$here/short_envelopes_on_odd_ranks.sh" \
+  "$build/mpi_tests/p2p_stress" --messages 10000
 step p2p_stress_np3_staged staged launch 3 300 "$build/mpi_tests/p2p_stress" --messages 3000
 step ipc_cache_churn env CUMPI_IPC_CACHE_MAX=64 CUMPI_IPC_CACHE_MAX_BYTES=1073741824 \
   "$here/run_launched.sh" mpirun 2 300 "$library" "$build/mpi_tests/ipc_cache_churn" --iterations 10000 --max-bytes 4194304
@@ -110,7 +119,15 @@ if has_mps; then
   step benchmark_mps with_mps env CUMPI_LOG=info CUMPI_STATS=1 "$here/run_launched.sh" mpirun 2 200 "$library" \
     "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench_mps.csv"
 fi
+if has_mps; then
+  step benchmark_mps_short_envelopes with_mps env CUMPI_SHORT_ENVELOPES=1 CUMPI_STATS=1 "$here/run_launched.sh" \
+    mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,dh,hd,hh --max 65536 --allreduce 0 \
+    --csv "$out/bench_mps_short_envelopes.csv"
+fi
+step benchmark_short_envelopes env CUMPI_SHORT_ENVELOPES=1 "$here/run_launched.sh" mpirun 2 200 "$library" \
+  "$build/mpi_tests/cumpi_bench" --pairs dd --max 65536 --allreduce 0 --csv "$out/bench_short_envelopes.csv"
 step host_overhead "$here/bench/host_overhead.sh" "$build" 15
+step host_overhead_short_envelopes "$here/bench/host_overhead.sh" "$build" 9 CUMPI_SHORT_ENVELOPES=1
 if [ -x "$build/mpi_tests/small_copy_floors" ]; then
   step small_copy_floors "$build/mpi_tests/small_copy_floors" --bytes 8
 fi
@@ -122,6 +139,12 @@ if [ "$parts" != tests ] && [ "$parts" != multigpu ]; then
     echo "--- benchmark under MPS"
     cat "$out/benchmark_mps.log"
   fi
+  for name in benchmark_mps_short_envelopes benchmark_short_envelopes host_overhead_short_envelopes; do
+    if [ -f "$out/$name.log" ]; then
+      echo "--- $name"
+      cat "$out/$name.log"
+    fi
+  done
   echo "--- benchmark, CUMPI_TRANSPORTS=staged"
   cat "$out/benchmark_staged.log" 2> /dev/null
   echo "--- host overhead"

@@ -326,10 +326,11 @@ void failed_device_copy(MPI_Comm comm) {
   auto inject = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "cumpi_emu_fail_next_copies"));
   if (inject == nullptr) return;  // the real CUDA backend: nothing to inject
   Checks::instance().set_context("failed device copy");
-  Buffer buffer(Memory::device, 128);  // eager at any limit: staged through a copy
+  // Smaller than a short envelope: eager under any setting, staged through a copy.
+  Buffer buffer(Memory::device, 4);
   inject(1);
   MPI_Request request = MPI_REQUEST_NULL;
-  const int rc = MPI_Isend(buffer.data(), 128, MPI_BYTE, 0, 18, comm, &request);
+  const int rc = MPI_Isend(buffer.data(), 4, MPI_BYTE, 0, 18, comm, &request);
   int error_class = MPI_SUCCESS;
   MPI_Error_class(rc, &error_class);
   CHECK_EQ(error_class, MPI_ERR_OTHER, "a device copy failure");

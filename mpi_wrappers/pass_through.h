@@ -24,7 +24,7 @@ inline bool no_device_requests() { return !protocol::has_device_requests(); }
 inline bool small_host_receive(int count, MPI_Datatype type) {
   long long size = 0;
   return protocol::cached_type_size(type, &size) &&
-         static_cast<long long>(count) * size < static_cast<long long>(protocol::kEnvelopeBytes);
+         static_cast<long long>(count) * size < static_cast<long long>(protocol::smallest_watched_receive());
 }
 
 }  // namespace cumpi::pass_through

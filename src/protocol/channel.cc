@@ -7,6 +7,9 @@
 #include <atomic>
 #include <vector>
 
+#include "protocol/envelope.h"
+#include "protocol/short_envelope.h"
+#include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 
@@ -72,11 +75,21 @@ Status open_channel() {
   if (!status.is_ok()) {
     return status;
   }
-  opened.nodes.resize(static_cast<std::size_t>(world_size(mpi)));
-  rc = mpi.Allgather(&opened.node, static_cast<int>(sizeof(int)), MPI_BYTE, opened.nodes.data(),
-                     static_cast<int>(sizeof(int)), MPI_BYTE, MPI_COMM_WORLD);
+  // Each rank's node, and whether it takes short envelopes (its own
+  // CUMPI_SHORT_ENVELOPES: senders follow the receiver's choice).
+  const int size = world_size(mpi);
+  const int mine[2] = {opened.node, config().short_envelopes ? 1 : 0};
+  std::vector<int> all(2 * static_cast<std::size_t>(size));
+  rc = mpi.Allgather(mine, static_cast<int>(sizeof(mine)), MPI_BYTE, all.data(), static_cast<int>(sizeof(mine)),
+                     MPI_BYTE, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
+  }
+  std::vector<int> takes_short(static_cast<std::size_t>(size));
+  opened.nodes.resize(static_cast<std::size_t>(size));
+  for (std::size_t rank = 0; rank < opened.nodes.size(); ++rank) {
+    opened.nodes[rank] = all[2 * rank];
+    takes_short[rank] = all[2 * rank + 1];
   }
   mpi.Comm_group(MPI_COMM_WORLD, &opened.world_group);
   int* tag_upper_bound = nullptr;
@@ -85,11 +98,14 @@ Status open_channel() {
   opened.tag_space = (found != 0 && tag_upper_bound != nullptr) ? std::max(1, *tag_upper_bound / 2) : 16383;
   g_channel = opened;
   g_open = true;
+  set_short_watchers(mine[1] != 0, takes_short.data(), size);
+  g_smallest_watched_receive = watches_short_envelopes() ? kShortEnvelopeMinBytes : kEnvelopeBytes;
   return Status::ok();
 }
 
 void close_channel() {
   if (g_open) {
+    g_smallest_watched_receive = kEnvelopeBytes;
     real_mpi().Group_free(&g_channel.world_group);
     real_mpi().Comm_free(&g_channel.comm);
     g_open = false;

@@ -12,8 +12,14 @@
 namespace cumpi::protocol {
 
 // The envelope's size on the wire. Receives of at least this capacity are
-// watched; messages smaller than it always go eagerly.
+// watched; smaller messages go eagerly, or by short envelope to ranks that
+// watch smaller receives too (short_envelope.h).
 constexpr std::size_t kEnvelopeBytes = 256;
+
+// The least capacity of a watched receive: kEnvelopeBytes, or the short
+// envelope's least size on a rank that takes short envelopes. Set at MPI_Init.
+inline std::size_t g_smallest_watched_receive = kEnvelopeBytes;
+inline std::size_t smallest_watched_receive() { return g_smallest_watched_receive; }
 
 struct Envelope {
   std::uint64_t magic = 0;
@@ -31,6 +37,8 @@ struct Envelope {
   std::uint32_t pushed = 0;
   std::uint32_t depth = 0;
   std::uint64_t chunk = 0;
+  // Announced by a token on the user's (comm, tag, dest) (short_envelope.h).
+  std::uint32_t short_slot = 0;
 };
 static_assert(sizeof(Envelope) <= kEnvelopeBytes, "the envelope must fit its wire size");
 

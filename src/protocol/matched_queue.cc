@@ -3,7 +3,10 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "protocol/channel.h"
 #include "protocol/operation_table.h"
+#include "protocol/receive_target.h"
+#include "protocol/short_envelope.h"
 #include "protocol/progress.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
@@ -33,6 +36,29 @@ Handle handle_of(const QueuedMessage* message, std::uint32_t serial) {
   }
 }
 
+// An envelope, or a short envelope's token, becomes the envelope.
+Status recognise_envelope(QueuedMessage& queued) {
+  const std::size_t bytes = queued.bytes.size();
+  if (bytes == kEnvelopeBytes) {
+    queued.is_envelope = read_envelope(queued.bytes.data(), &queued.envelope);
+  } else {
+    std::uint32_t slot = 0;
+    int sender = -1;
+    if (token_arrived(queued.bytes.data(), bytes, &sender, &slot) &&
+        world_rank_of(queued.comm, queued.source) == sender) {
+      Status taken = take_short_envelope(sender, slot, &queued.envelope);
+      if (!taken.is_ok()) {
+        return taken;
+      }
+      queued.is_envelope = true;
+    }
+  }
+  if (queued.is_envelope) {
+    queued.bytes.clear();
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status MatchedQueue::take(MPI_Message* message, const MPI_Status& probed, MPI_Comm comm) {
@@ -40,15 +66,16 @@ Status MatchedQueue::take(MPI_Message* message, const MPI_Status& probed, MPI_Co
   queued->comm = comm;
   queued->source = probed.MPI_SOURCE;
   queued->tag = probed.MPI_TAG;
-  queued->bytes.resize(kEnvelopeBytes);
-  const int rc = real_mpi().Mrecv(queued->bytes.data(), static_cast<int>(kEnvelopeBytes), MPI_BYTE, message,
-                                  MPI_STATUS_IGNORE);
+  const std::size_t bytes = status_bytes(probed);
+  queued->bytes.resize(bytes);
+  const int rc =
+      real_mpi().Mrecv(queued->bytes.data(), static_cast<int>(bytes), MPI_BYTE, message, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }
-  if (read_envelope(queued->bytes.data(), &queued->envelope)) {
-    queued->is_envelope = true;
-    queued->bytes.clear();
+  Status recognised = recognise_envelope(*queued);
+  if (!recognised.is_ok()) {
+    return recognised;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   queue_.push_back(std::move(queued));
@@ -233,8 +260,9 @@ Status mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* messag
     if (rc != MPI_SUCCESS) {
       return from_mpi(rc);
     }
-    if (status_bytes(probed) == kEnvelopeBytes) {
-      // Another thread's message came in between; look again.
+    if (may_be_envelope(status_bytes(probed))) {
+      // A message that may be an envelope goes through the queue (another
+      // thread's, come in between, or a short envelope's token): look again.
       Status taken = queue.take(message, probed, comm);
       if (!taken.is_ok()) return taken;
       continue;

@@ -26,7 +26,7 @@ struct QueuedMessage {
   int tag = 0;
   bool is_envelope = false;
   Envelope envelope;                 // is_envelope
-  std::vector<unsigned char> bytes;  // otherwise: the plain message, kEnvelopeBytes
+  std::vector<unsigned char> bytes;  // otherwise: the plain message
   MPI_Message handle{};              // once handed out
 
   std::size_t real_bytes() const { return is_envelope ? envelope.bytes : bytes.size(); }
@@ -38,8 +38,8 @@ inline bool has_queued_messages() { return (runtime::entry_state() & runtime::kQ
 
 class MatchedQueue {
  public:
-  // Receives the message MPI matched into `message` (kEnvelopeBytes, of
-  // `probed`'s source and tag) and appends it.
+  // Receives the message MPI matched into `message` (of `probed`'s size,
+  // source and tag) and appends it.
   Status take(MPI_Message* message, const MPI_Status& probed, MPI_Comm comm);
   // The first queued message on comm matching source and tag (wildcards
   // allowed), left in place; null when none.

@@ -74,6 +74,7 @@ struct PersistentOperation {
   bool is_receive = false;
   memory::StagedBuffer staged;       // sends
   ReceiveTarget target;              // receives
+  MPI_Comm comm = MPI_COMM_NULL;     // receives: who sent a message is told in its ranks
   bool active = false;               // started; completion not yet handled
   bool freed_by_user = false;        // MPI_Request_free while active
 

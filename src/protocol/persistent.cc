@@ -26,7 +26,12 @@ Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
   }
   const std::size_t received = status_bytes(*status);
   Envelope envelope;
-  if (!operation.target.envelope_arrived(received, &envelope)) {
+  bool arrived = false;
+  Status looked = operation.target.envelope_arrived(received, operation.comm, status->MPI_SOURCE, &envelope, &arrived);
+  if (!looked.is_ok()) {
+    return looked;
+  }
+  if (!arrived) {
     return operation.target.finish_plain(received);
   }
   return pull_now(envelope, &operation.target, status);

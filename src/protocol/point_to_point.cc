@@ -10,6 +10,7 @@
 #include "protocol/persistent.h"
 #include "protocol/progress.h"
 #include "protocol/rendezvous_send.h"
+#include "protocol/short_envelope.h"
 #include "protocol/watched_receive.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
@@ -133,6 +134,7 @@ struct RendezvousMessage {
   std::size_t bytes = 0;
   memory::PointerInfo owner;
   int peer = -1;  // dest's world rank
+  std::int64_t short_slot = RendezvousSend::kNoShortSlot;  // claimed for a message smaller than an envelope
 };
 
 bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, MPI_Comm comm,
@@ -156,13 +158,22 @@ bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype 
   if (peer < 0 || !goes_by_rendezvous(span.bytes, peer)) {
     return false;
   }
-  *out = RendezvousMessage{data, span.bytes, owner, peer};
+  std::int64_t short_slot = RendezvousSend::kNoShortSlot;
+  if (span.bytes < kEnvelopeBytes) {
+    std::uint32_t slot = 0;
+    if (!claim_short_slot(peer, &slot)) {
+      return false;  // every slot towards the peer is in flight
+    }
+    short_slot = slot;
+  }
+  *out = RendezvousMessage{data, span.bytes, owner, peer, short_slot};
   return true;
 }
 
 Status rendezvous_send(const RendezvousMessage& message, int dest, int tag, MPI_Comm comm) {
   RendezvousSend send;
-  Status status = send.start(message.data, message.bytes, message.owner, dest, message.peer, tag, comm);
+  Status status =
+      send.start(message.data, message.bytes, message.owner, dest, message.peer, tag, comm, message.short_slot);
   if (!status.is_ok()) {
     return status;
   }
@@ -175,7 +186,8 @@ Status rendezvous_send(const RendezvousMessage& message, int dest, int tag, MPI_
 
 Status rendezvous_isend(const RendezvousMessage& message, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   auto operation = std::make_unique<RendezvousSendOperation>();
-  Status status = operation->send.start(message.data, message.bytes, message.owner, dest, message.peer, tag, comm);
+  Status status = operation->send.start(message.data, message.bytes, message.owner, dest, message.peer, tag, comm,
+                                        message.short_slot);
   if (!status.is_ok()) {
     return status;
   }
@@ -290,6 +302,7 @@ Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, M
                  MPI_Request* request) {
   auto operation = std::make_unique<PersistentOperation>();
   operation->is_receive = true;
+  operation->comm = comm;
   Status status = ReceiveTarget::prepare(buf, count, type, false, &operation->target);
   if (!status.is_ok()) {
     return status;

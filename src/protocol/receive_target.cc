@@ -4,6 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "protocol/channel.h"
+#include "protocol/short_envelope.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 
@@ -54,24 +56,49 @@ char* ReceiveTarget::dense_destination() const {
   return static_cast<char*>(staged_.mpi_pointer()) + span_.offset;
 }
 
-bool ReceiveTarget::envelope_arrived(std::size_t received, Envelope* envelope) const {
-  if (received != kEnvelopeBytes || !may_take_envelope(capacity_)) {
-    return false;
-  }
+bool ReceiveTarget::read_head(std::size_t bytes, unsigned char* out) const {
   const char* host_span = static_cast<const char*>(landing()) + span_.offset;
   if (dense_) {
-    return read_envelope(host_span, envelope);
+    std::memcpy(out, host_span, bytes);
+    return true;
   }
-  // The envelope's bytes lie scattered over the type's data bytes: gather
-  // the elements that hold them.
-  const int elements = static_cast<int>((kEnvelopeBytes + layout_.size - 1) / layout_.size);
+  // The bytes lie scattered over the type's data bytes: gather the
+  // elements that hold them.
+  const int elements = static_cast<int>((bytes + layout_.size - 1) / layout_.size);
   std::vector<unsigned char> packed(static_cast<std::size_t>(elements * layout_.size));
   int position = 0;
   if (real_mpi().Pack(landing(), elements, type_, packed.data(), static_cast<int>(packed.size()), &position,
                       MPI_COMM_WORLD) != MPI_SUCCESS) {
     return false;
   }
-  return read_envelope(packed.data(), envelope);
+  std::memcpy(out, packed.data(), bytes);
+  return true;
+}
+
+Status ReceiveTarget::envelope_arrived(std::size_t received, MPI_Comm comm, int source, Envelope* envelope,
+                                       bool* arrived) const {
+  *arrived = false;
+  if (!may_take_envelope(capacity_) || received > capacity_) {
+    return Status::ok();
+  }
+  if (received == kEnvelopeBytes) {
+    EnvelopeRecord record;
+    *arrived = read_head(kEnvelopeBytes, record.bytes) && read_envelope(record.bytes, envelope);
+    return Status::ok();
+  }
+  if (received < kShortEnvelopeMinBytes || received >= kEnvelopeBytes || !watches_short_envelopes()) {
+    return Status::ok();
+  }
+  unsigned char head[2 * kTokenWordBytes] = {};
+  std::uint32_t slot = 0;
+  int sender = -1;
+  if (!read_head(std::min(received, sizeof(head)), head) || !token_arrived(head, received, &sender, &slot) ||
+      world_rank_of(comm, source) != sender) {
+    return Status::ok();
+  }
+  Status taken = take_short_envelope(sender, slot, envelope);
+  *arrived = taken.is_ok();
+  return taken;
 }
 
 Status ReceiveTarget::refresh_holes() { return dense_ ? Status::ok() : staged_.refresh_from_device(); }

@@ -42,9 +42,10 @@ class ReceiveTarget {
   std::uintptr_t host_first() const;
   std::uintptr_t host_last() const { return host_first() + (on_device() ? 0 : span_.bytes); }
 
-  // After MPI delivered `received` bytes into landing(): true and the
-  // envelope when those bytes are one.
-  bool envelope_arrived(std::size_t received, Envelope* envelope) const;
+  // After MPI delivered `received` bytes from `source` of `comm` into
+  // landing(): true and the envelope when those bytes are one, or the token
+  // of a short envelope (whose envelope is then taken from the channel).
+  Status envelope_arrived(std::size_t received, MPI_Comm comm, int source, Envelope* envelope, bool* arrived) const;
   // Before each start of a persistent receive with holes: the host landing
   // takes the device's bytes again, so that a copy-back keeps the holes.
   Status refresh_holes();
@@ -63,9 +64,17 @@ class ReceiveTarget {
   memory::ByteSpan span_;
   std::size_t capacity_ = 0;
   bool dense_ = true;
+
+  // The first `bytes` message bytes MPI landed, packed.
+  bool read_head(std::size_t bytes, unsigned char* out) const;
 };
 
 // True when a receive of `capacity` bytes could take an envelope.
-inline bool may_take_envelope(std::size_t capacity) { return capacity >= kEnvelopeBytes; }
+inline bool may_take_envelope(std::size_t capacity) { return capacity >= smallest_watched_receive(); }
+// True when a message of `bytes` could be an envelope or a short envelope's
+// token on this rank (a cheap test before looking at the bytes).
+inline bool may_be_envelope(std::size_t bytes) {
+  return bytes == kEnvelopeBytes || (bytes >= smallest_watched_receive() && bytes < kEnvelopeBytes);
+}
 
 }  // namespace cumpi::protocol

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "protocol/channel.h"
+#include "protocol/short_envelope.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
@@ -42,7 +43,13 @@ PullingPeers& pulling_peers() {
 }  // namespace
 
 bool may_go_by_rendezvous(std::size_t bytes) {
-  return channel_open() && bytes >= kEnvelopeBytes && bytes >= std::min(config().eager_limit, config().ipc_eager_limit);
+  if (!channel_open()) {
+    return false;
+  }
+  if (bytes < kEnvelopeBytes) {
+    return bytes >= kShortEnvelopeMinBytes && some_rank_takes_short_envelopes();
+  }
+  return bytes >= std::min(config().eager_limit, config().ipc_eager_limit);
 }
 
 // One IPC copy beats the two copies of an eager message from the smallest
@@ -50,16 +57,22 @@ bool may_go_by_rendezvous(std::size_t bytes) {
 bool goes_by_rendezvous(std::size_t bytes, int peer) {
   const bool ipc_likely =
       config().transports.allows(kTransportIpc) && on_this_node(peer) && !pulling_peers().contains(peer);
+  if (bytes < kEnvelopeBytes) {
+    return ipc_likely && short_envelope_fits(bytes, peer);
+  }
   return bytes >= (ipc_likely ? config().ipc_eager_limit : config().eager_limit);
 }
 
 RendezvousSend::~RendezvousSend() {
   const RealMpi& mpi = real_mpi();
-  for (MPI_Request* request : {&reply_request_, &envelope_request_}) {
+  for (MPI_Request* request : {&reply_request_, &envelope_request_, &short_envelope_request_}) {
     if (*request != MPI_REQUEST_NULL) {
       mpi.Cancel(request);
       mpi.Wait(request, MPI_STATUS_IGNORE);
     }
+  }
+  if (short_slot_ != kNoShortSlot) {
+    release_short_slot(peer_, static_cast<std::uint32_t>(short_slot_));
   }
 }
 
@@ -75,9 +88,11 @@ bool RendezvousSend::must_push(int peer) {
 }
 
 Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest,
-                             int peer, int tag, MPI_Comm comm) {
+                             int peer, int tag, MPI_Comm comm, std::int64_t short_slot) {
   data_ = data;
   owner_ = owner;
+  peer_ = peer;
+  short_slot_ = short_slot;
   started_ = stats::enabled() ? stats::now_seconds() : 0.0;
   envelope_ = make_envelope(bytes);
   const bool pushing = must_push(peer);
@@ -91,9 +106,29 @@ Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::
   if (!status.is_ok()) {
     return status;
   }
-  status = from_mpi(real_mpi().Isend(record_.bytes, static_cast<int>(kEnvelopeBytes), MPI_BYTE, dest, tag, comm,
-                                     &envelope_request_));
+  status = short_slot_ != kNoShortSlot
+               ? send_short(dest, tag, comm)
+               : from_mpi(real_mpi().Isend(record_.bytes, static_cast<int>(kEnvelopeBytes), MPI_BYTE, dest, tag,
+                                           comm, &envelope_request_));
   return status.is_ok() && pushing ? push(peer) : status;
+}
+
+// The envelope goes first: a receiver that reads the token may then wait
+// for it in a blocking receive.
+Status RendezvousSend::send_short(int dest, int tag, MPI_Comm comm) {
+  const auto slot = static_cast<std::uint32_t>(short_slot_);
+  envelope_.short_slot = slot;
+  record_ = to_record(envelope_);
+  const RealMpi& mpi = real_mpi();
+  int rc = mpi.Isend(record_.bytes, static_cast<int>(kEnvelopeBytes), MPI_BYTE, peer_, short_envelope_tag(),
+                     channel().comm, &short_envelope_request_);
+  if (rc != MPI_SUCCESS) {
+    return from_mpi(rc);
+  }
+  const auto bytes = static_cast<std::size_t>(envelope_.bytes);
+  write_token(peer_, slot, token_, bytes);
+  rc = mpi.Isend(token_, static_cast<int>(bytes), MPI_BYTE, dest, tag, comm, &envelope_request_);
+  return from_mpi(rc);
 }
 
 // Stages the whole message and posts every chunk before returning: the
@@ -134,6 +169,13 @@ bool RendezvousSend::advance(Status* error) {
       return true;
     }
   }
+  if (short_envelope_request_ != MPI_REQUEST_NULL) {
+    const int rc = mpi.Test(&short_envelope_request_, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      *error = from_mpi(rc);
+      return true;
+    }
+  }
   if (reply_request_ != MPI_REQUEST_NULL) {
     MPI_Status status{};
     const int rc = mpi.Test(&reply_request_, &flag, &status);
@@ -163,7 +205,8 @@ bool RendezvousSend::advance(Status* error) {
       return true;
     }
   }
-  const bool done = fin_ && envelope_request_ == MPI_REQUEST_NULL && (!pipelining_ || pipeline_done_);
+  const bool done = fin_ && envelope_request_ == MPI_REQUEST_NULL && short_envelope_request_ == MPI_REQUEST_NULL &&
+                    (!pipelining_ || pipeline_done_);
   if (done && pipelining_ && stats::enabled()) {
     stats::record(stats::Route::pipeline, static_cast<std::size_t>(envelope_.bytes), stats::now_seconds() - started_);
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "memory/backend.h"
 #include "protocol/operations.h"
@@ -23,9 +24,12 @@ class RendezvousSend {
   RendezvousSend& operator=(const RendezvousSend&) = delete;
 
   // `data` is the message's first byte in device memory of `owner`;
-  // `peer` is dest's world rank.
+  // `peer` is dest's world rank. `short_slot` is a slot claimed towards
+  // `peer` for a message smaller than an envelope (the send keeps it until
+  // it ends), or kNoShortSlot.
+  static constexpr std::int64_t kNoShortSlot = -1;
   Status start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest, int peer, int tag,
-               MPI_Comm comm);
+               MPI_Comm comm, std::int64_t short_slot = kNoShortSlot);
   // Never blocks; true once FIN arrived (or an error ended the send).
   bool advance(Status* error);
 
@@ -35,12 +39,18 @@ class RendezvousSend {
   // Where the receiver cannot map this buffer, the data is pushed at once.
   bool must_push(int peer);
   Status push(int peer);
+  // The envelope on the channel, then the token in the data's place.
+  Status send_short(int dest, int tag, MPI_Comm comm);
 
   const char* data_ = nullptr;
   memory::PointerInfo owner_;
   Envelope envelope_;
   EnvelopeRecord record_;
-  MPI_Request envelope_request_ = MPI_REQUEST_NULL;
+  MPI_Request envelope_request_ = MPI_REQUEST_NULL;  // the envelope, or a short envelope's token
+  MPI_Request short_envelope_request_ = MPI_REQUEST_NULL;
+  int peer_ = -1;
+  std::int64_t short_slot_ = kNoShortSlot;
+  unsigned char token_[kEnvelopeBytes] = {};
   MPI_Request reply_request_ = MPI_REQUEST_NULL;
   Reply reply_;
   bool pipelining_ = false;
@@ -55,7 +65,8 @@ class RendezvousSend {
 bool may_go_by_rendezvous(std::size_t bytes);
 // True when it goes by rendezvous to world rank `peer` rather than eagerly:
 // CUMPI_IPC_EAGER_LIMIT decides for peers CUDA IPC is likely to reach,
-// CUMPI_EAGER_LIMIT for the others.
+// CUMPI_EAGER_LIMIT for the others; smaller than an envelope, it goes by
+// short envelope to peers CUDA IPC is likely to reach that take them.
 bool goes_by_rendezvous(std::size_t bytes, int peer);
 
 // A rendezvous send behind a generalized request (MPI_Isend and friends).

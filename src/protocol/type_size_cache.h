@@ -15,6 +15,7 @@ struct TypeSizeCache {
   long long size;
   unsigned generation;
   bool valid;
+  bool packed;  // elements lie back to back from the buffer's first byte, no holes
 };
 
 extern thread_local TypeSizeCache t_type_size __attribute__((tls_model("initial-exec")));
@@ -30,8 +31,18 @@ inline bool cached_type_size(MPI_Datatype type, long long* size) {
   return true;
 }
 
-inline void remember_type_size(MPI_Datatype type, long long size) {
-  t_type_size = TypeSizeCache{type, size, g_type_generation.load(std::memory_order_relaxed), true};
+// Whether `type`'s data lies packed, when it is the cached type.
+inline bool cached_type_packed(MPI_Datatype type, bool* packed) {
+  long long size = 0;
+  if (!cached_type_size(type, &size)) {
+    return false;
+  }
+  *packed = t_type_size.packed;
+  return true;
+}
+
+inline void remember_type_size(MPI_Datatype type, long long size, bool packed) {
+  t_type_size = TypeSizeCache{type, size, g_type_generation.load(std::memory_order_relaxed), true, packed};
 }
 
 inline void forget_type_sizes() { g_type_generation.fetch_add(1, std::memory_order_relaxed); }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "protocol/progress.h"
+#include "protocol/short_envelope.h"
 #include "protocol/type_size_cache.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
@@ -91,6 +92,7 @@ Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, int sou
   if (!status.is_ok()) {
     return status;
   }
+  comm_ = comm;
   if (has_queued_messages()) {
     if (std::unique_ptr<QueuedMessage> queued = matched_queue().pop(comm, source, tag)) {
       return take_queued(std::move(queued));
@@ -136,10 +138,16 @@ bool WatchedReceive::inner_completed() {
   real_mpi().Test_cancelled(&matched_, &cancelled);
   const std::size_t received = status_bytes(matched_);
   Envelope envelope;
+  bool envelope_arrived = false;
+  Status looked = (cancelled == 0 && rc == MPI_SUCCESS)
+                      ? target_.envelope_arrived(received, comm_, matched_.MPI_SOURCE, &envelope, &envelope_arrived)
+                      : Status::ok();
   if (cancelled != 0) {
     outcome->cancelled = true;
     complete(MPI_SUCCESS, 0);
-  } else if (rc == MPI_SUCCESS && target_.envelope_arrived(received, &envelope)) {
+  } else if (!looked.is_ok()) {
+    complete(request_error_code(looked), 0);
+  } else if (envelope_arrived) {
     pulling_ = true;
     Status started = pull_.start(envelope, &target_);
     if (!started.is_ok()) {
@@ -227,18 +235,50 @@ Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int
 
 bool host_receive_may_block_in_mpi() { return !has_queued_messages() && operations().pending_count() == 0; }
 
+namespace {
+
+bool lands_packed(MPI_Datatype type, long long size) {
+  MPI_Count lb = 0;
+  MPI_Count extent = 0;
+  MPI_Count true_lb = 0;
+  MPI_Count true_extent = 0;
+  const RealMpi& mpi = real_mpi();
+  return mpi.Type_get_extent_x(type, &lb, &extent) == MPI_SUCCESS &&
+         mpi.Type_get_true_extent_x(type, &true_lb, &true_extent) == MPI_SUCCESS && lb == 0 && true_lb == 0 &&
+         extent == size && true_extent == size;
+}
+
+// A plain message too small for an envelope, read without looking at the
+// receive's layout where its type's data lies packed: not a token.
+bool surely_not_short_envelope(const void* buffer, MPI_Datatype type, std::size_t received) {
+  bool packed = false;
+  if (received >= kEnvelopeBytes || !cached_type_packed(type, &packed) || !packed) {
+    return false;
+  }
+  std::uint32_t slot = 0;
+  int sender = -1;
+  return !token_arrived(static_cast<const unsigned char*>(buffer), received, &sender, &slot);
+}
+
+}  // namespace
+
 Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                          MPI_Status* status) {
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
   const int rc = real_mpi().Recv(buffer, count, type, source, tag, comm, result);
-  if (rc != MPI_SUCCESS || status_bytes(*result) != kEnvelopeBytes) {
+  const std::size_t received = rc == MPI_SUCCESS ? status_bytes(*result) : 0;
+  if (rc != MPI_SUCCESS || !may_be_envelope(received) || surely_not_short_envelope(buffer, type, received)) {
     return from_mpi(rc);
   }
   ReceiveTarget target;
   Envelope envelope;
+  bool arrived = false;
   Status prepared = ReceiveTarget::prepare(buffer, count, type, false, &target);
-  if (!prepared.is_ok() || !target.envelope_arrived(kEnvelopeBytes, &envelope)) {
+  if (prepared.is_ok()) {
+    prepared = target.envelope_arrived(received, comm, result->MPI_SOURCE, &envelope, &arrived);
+  }
+  if (!prepared.is_ok() || !arrived) {
     return prepared;
   }
   return pull_now(envelope, &target, result);
@@ -277,7 +317,7 @@ bool host_receive_needs_engine(int count, MPI_Datatype type) {
       return false;  // the real call reports the bad datatype
     }
     size = queried;
-    remember_type_size(type, size);
+    remember_type_size(type, size, lands_packed(type, size));
   }
   return count > 0 && may_take_envelope(static_cast<std::size_t>(count) * static_cast<std::size_t>(size));
 }

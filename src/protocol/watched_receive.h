@@ -1,5 +1,6 @@
 // A receive that may take an envelope (DESIGN §3): device receives of any
-// size and host receives of at least the envelope's size. It lands what MPI
+// size and host receives of at least the envelope's size (or of a short
+// envelope's, where this rank takes them). It lands what MPI
 // delivers, recognises an envelope, and then pulls the real message; plain
 // data is finished as the staged path does (copied back for device
 // buffers). Receives also take messages a probe moved into the matched
@@ -40,6 +41,7 @@ class WatchedReceive final : public Operation {
   bool inner_completed();
 
   ReceiveTarget target_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Request inner_ = MPI_REQUEST_NULL;
   MPI_Status matched_{};     // source and tag of the message
   std::unique_ptr<QueuedMessage> queued_;
