@@ -5,6 +5,7 @@
 // function.
 #pragma once
 
+#include "memory/classifier.h"
 #include "mpi_wrappers/reentry_guard.h"
 #include "runtime/errors.h"
 #include "runtime/mpi_api.h"
@@ -25,7 +26,9 @@ inline const RealMpi& real() { return detail::g_real_mpi; }
 template <typename EngineCall>
 __attribute__((noinline)) int in_engine(MPI_Comm comm, EngineCall call, const char* caller = __builtin_FUNCTION()) {
   ReentryGuard guard;
-  return report(call(), comm, caller);
+  const int rc = report(call(), comm, caller);
+  memory::forget_device_answer();
+  return rc;
 }
 
 #define CUMPI_LIFECYCLE(name, params, args) int intercept_##name params;

@@ -117,6 +117,20 @@ TEST(CopyBatches, ARunningBatchIsAskedAgainOnlyAfterAMicrosecond) {
   EXPECT_EQ(device.released.size(), 1u);
 }
 
+TEST(CopyBatches, ALoneCopyIsAskedAtEveryPoll) {
+  FakeDevice device;
+  device.complete_after = 2;
+  CopyTicket only;
+  device.batches.queue(bytes, bytes + 1, 1, &context_a, &only);
+  device.batches.flush();
+  bool finished = true;
+  EXPECT_TRUE(device.batches.poll(&only, &finished).is_ok());
+  EXPECT_FALSE(finished);
+  EXPECT_TRUE(device.batches.poll(&only, &finished).is_ok());
+  EXPECT_TRUE(finished) << "its receive is waiting for it: no pause between queries";
+  EXPECT_EQ(device.queries, 2);
+}
+
 TEST(CopyBatches, ASubmissionErrorReachesEveryTicketOfItsBatch) {
   FakeDevice device;
   device.submit_status = Status::error(StatusCode::cuda_error, "cuMemcpyBatchAsync failed: injected");

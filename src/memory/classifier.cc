@@ -21,12 +21,21 @@ bool backend_says_device(const void* pointer) {
   return !in_host_region(pointer) && query_backend(pointer).kind == MemoryKind::device;
 }
 
+thread_local DeviceAnswer t_device_answer __attribute__((tls_model("initial-exec"))) = {};
+
 PointerInfo query_backend(const void* pointer) {
+  if (pointer != nullptr && pointer == t_device_answer.pointer) {
+    return t_device_answer.info;
+  }
   Backend& active = backend();
   if (!active.device_memory_possible()) {
     return PointerInfo{};
   }
-  return active.query(pointer);
+  const PointerInfo info = active.query(pointer);
+  if (info.kind != MemoryKind::host) {
+    t_device_answer = DeviceAnswer{pointer, info};
+  }
+  return info;
 }
 
 }  // namespace cumpi::memory

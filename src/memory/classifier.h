@@ -17,6 +17,18 @@ void stop_backend();
 const char* backend_name();
 
 PointerInfo query_backend(const void* pointer);
+
+// The backend's answer about the last device pointer this thread asked
+// about, kept until the intercepted call that asked returns (in_engine
+// forgets it): a device send or receive asks about its buffer two or three
+// times, and each answer is a driver call. Only within one call is the
+// answer certain: the buffer may be freed and another allocated there after.
+struct DeviceAnswer {
+  const void* pointer = nullptr;
+  PointerInfo info;
+};
+extern thread_local DeviceAnswer t_device_answer __attribute__((tls_model("initial-exec")));
+inline void forget_device_answer() { t_device_answer.pointer = nullptr; }
 // The backend's answer to on_device(), out of line: the host-region check
 // stays a few instructions with no call and no saved registers.
 bool backend_says_device(const void* pointer) __attribute__((noinline));

@@ -89,7 +89,7 @@ Status CopyBatches::poll(CopyTicket* ticket, bool* finished) {
       return Status::ok();
     }
     batch = submitted_batch_of(*ticket, &event, &status);
-    if (status.is_ok() && event != nullptr && batch->found_running_at != 0 &&
+    if (status.is_ok() && event != nullptr && batch->tickets > 1 && batch->found_running_at != 0 &&
         device_.now_ns() - batch->found_running_at < kRequeryNs) {
       *finished = false;
       return Status::ok();

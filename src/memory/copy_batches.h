@@ -62,9 +62,10 @@ class CopyBatches {
   // Submits every open batch.
   void flush();
   // Sets *finished once the ticket's copy completed (the ticket is spent
-  // then), submitting its batch first if it is still open. A batch a query
-  // found running is asked again only after kRequeryNs: a sweep over a
-  // window of receives then costs one query, not one per receive.
+  // then), submitting its batch first if it is still open. A batch of
+  // several copies a query found running is asked again only after
+  // kRequeryNs: a sweep over a window of receives then costs one query, not
+  // one per receive (a lone copy is asked at every poll: its receive waits).
   Status poll(CopyTicket* ticket, bool* finished);
   Status wait(CopyTicket* ticket);
 
