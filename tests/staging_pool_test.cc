@@ -24,7 +24,7 @@ class CountingBackend final : public Backend {
   void* current_context() override { return nullptr; }
   bool shares_gpu_without_mps(const IpcExport&, void*) override { return false; }
   Status start_copy(void*, const void*, std::size_t, void*, CopyTicket*) override { return Status::ok(); }
-  void queue_copy(void*, const void*, std::size_t, void*, CopyTicket*) override {}
+  void queue_copy(void*, const void*, std::size_t, void*, bool, CopyTicket*) override {}
   void flush_copies() override {}
   Status poll_copy(CopyTicket*, bool* finished) override {
     *finished = true;

@@ -79,7 +79,10 @@ class Backend {
   // context go to the device together at the next flush_copies(), or when
   // one of their tickets is polled or waited on. A copy that gains nothing
   // from a batch may start at once.
-  virtual void queue_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) = 0;
+  // `both_on_device`: the caller knows both ends are device memory (spares
+  // the backend asking the driver).
+  virtual void queue_copy(void* to, const void* from, std::size_t bytes, void* context, bool both_on_device,
+                          CopyTicket* ticket) = 0;
   virtual void flush_copies() = 0;
   // Sets *finished once the copy completed (the ticket is spent then).
   virtual Status poll_copy(CopyTicket* ticket, bool* finished) = 0;

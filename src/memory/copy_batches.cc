@@ -22,7 +22,8 @@ HoldCopySubmissions::HoldCopySubmissions() : was_active_(std::exchange(t_holding
 HoldCopySubmissions::~HoldCopySubmissions() { t_holding = was_active_; }
 bool HoldCopySubmissions::active() { return t_holding; }
 
-void CopyBatches::queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) {
+void CopyBatches::queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket,
+                        bool both_on_device) {
   if (bytes == 0) {
     *ticket = CopyTicket{};  // nothing to copy: finished at its first poll
     return;
@@ -37,7 +38,7 @@ void CopyBatches::queue(void* to, const void* from, std::size_t bytes, void* con
   } else {
     batch = *open;
   }
-  batch->copies.push_back(QueuedCopy{to, from, bytes});
+  batch->copies.push_back(QueuedCopy{to, from, bytes, both_on_device});
   ++batch->tickets;
   ticket->batch = batch;
   ticket->event = nullptr;

@@ -20,6 +20,7 @@ struct QueuedCopy {
   void* to;
   const void* from;
   std::size_t bytes;
+  bool both_on_device;  // known by the caller; otherwise the backend may ask
 };
 
 struct CopyDevice {
@@ -58,7 +59,8 @@ class CopyBatches {
 
   // Adds the copy to `context`'s open batch; ticket->batch holds it. An
   // empty copy gets an empty ticket, which the backend's poll finds done.
-  void queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket);
+  void queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket,
+             bool both_on_device = false);
   // Submits every open batch.
   void flush();
   // Sets *finished once the ticket's copy completed (the ticket is spent

@@ -128,8 +128,9 @@ class EmulationBackend final : public Backend {
   }
 
   // Queued copies are done when their batch is submitted (see batches_).
-  void queue_copy(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket) override {
-    batches_.queue(to, from, bytes, context, ticket);
+  void queue_copy(void* to, const void* from, std::size_t bytes, void* context, bool both_on_device,
+                  CopyTicket* ticket) override {
+    batches_.queue(to, from, bytes, context, ticket, both_on_device);
   }
 
   void flush_copies() override { batches_.flush(); }

@@ -104,9 +104,10 @@ bool Pull::start_ipc(std::string* decline_reason) {
     return false;
   }
   // Queued: the pulls a progress sweep starts reach the GPU as one batch.
+  // The source is a mapping of the sender's device memory.
   memory::backend().queue_copy(target_->dense_destination(),
                                static_cast<const char*>(mapping_->base) + envelope_.ipc.offset, delivered_,
-                               destination.context, &ticket_);
+                               destination.context, target_->on_device(), &ticket_);
   return true;
 }
 
