@@ -28,4 +28,11 @@ extern "C" __global__ void cumpi_copy_batch(cumpi_copy_batch_params params) {
       if (index < copy.vectors) to[index] = vectors[k];
     }
   }
+  // The bytes after the whole vectors (all of a small unaligned copy): block
+  // 0's threads, a byte each.
+  if (blockIdx.x == 0) {
+    const unsigned char* __restrict__ from_bytes = reinterpret_cast<const unsigned char*>(copy.from) + copy.vectors * 16;
+    unsigned char* __restrict__ to_bytes = reinterpret_cast<unsigned char*>(copy.to) + copy.vectors * 16;
+    for (unsigned long long i = threadIdx.x; i < copy.tail; i += blockDim.x) to_bytes[i] = from_bytes[i];
+  }
 }

@@ -621,12 +621,18 @@ class CudaBackend final : public Backend {
     return *complete ? cuda_status(driver_, result, "cuEventQuery") : Status::ok();
   }
 
-  // The kernel takes device-to-device copies in whole 16-byte vectors, up
-  // to kLargestByKernel.
+  // The kernel takes device-to-device copies up to kLargestByKernel with
+  // both ends 16-byte aligned (in vectors, a byte tail after them), and
+  // unaligned ones up to kLargestUnalignedByKernel (bytewise): for a small
+  // copy a launch is about a microsecond sooner done than cuMemcpyAsync
+  // (an 8-byte message took 15.9 us by the driver's copy, 16 bytes 14.5 us
+  // by the kernel, H200 under MPS).
+  static constexpr std::size_t kLargestUnalignedByKernel = 4096;
+  static bool both_aligned(const QueuedCopy& copy) {
+    return ((reinterpret_cast<std::uintptr_t>(copy.to) | reinterpret_cast<std::uintptr_t>(copy.from)) & 15) == 0;
+  }
   bool suits_copy_kernel(const QueuedCopy& copy) {
-    const auto to = reinterpret_cast<std::uintptr_t>(copy.to);
-    const auto from = reinterpret_cast<std::uintptr_t>(copy.from);
-    return copy.bytes <= kLargestByKernel && ((to | from | copy.bytes) & 15) == 0 &&
+    return copy.bytes <= (both_aligned(copy) ? kLargestByKernel : kLargestUnalignedByKernel) &&
            (copy.both_on_device ||
             (query(copy.to).kind == MemoryKind::device && query(copy.from).kind == MemoryKind::device));
   }
@@ -645,8 +651,10 @@ class CudaBackend final : public Backend {
       unsigned long long most_vectors = 0;
       for (std::size_t i = 0; i < count; ++i) {
         const QueuedCopy& copy = copies[first + i];
+        const unsigned long long vectors = both_aligned(copy) ? copy.bytes / 16 : 0;
         params.copies[i] = cumpi_copy_descriptor{reinterpret_cast<std::uintptr_t>(copy.from),
-                                                 reinterpret_cast<std::uintptr_t>(copy.to), copy.bytes / 16};
+                                                 reinterpret_cast<std::uintptr_t>(copy.to), vectors,
+                                                 copy.bytes - vectors * 16};
         most_vectors = std::max(most_vectors, params.copies[i].vectors);
       }
       const auto blocks = static_cast<unsigned>(
