@@ -521,7 +521,7 @@ class CudaBackend final : public Backend {
       status = record_event(context, stream, &event);
     }
     if (event != nullptr) {
-      *recorded = new BatchCompletion{event, context, nullptr, 0, steady_now_ns()};
+      *recorded = new BatchCompletion{event, nullptr, 0, steady_now_ns()};
       write_completion_word(context, stream, static_cast<BatchCompletion*>(*recorded));
     }
     return status;
@@ -530,7 +530,6 @@ class CudaBackend final : public Backend {
   // What tells that a submitted batch is done.
   struct BatchCompletion {
     CUevent event;
-    void* context;
     volatile std::uint32_t* word;  // null: the event alone
     std::uint32_t sequence;
     std::uint64_t submitted_ns;

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <vector>
 
-#include "protocol/envelope.h"
 #include "protocol/short_envelope.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
@@ -99,13 +98,12 @@ Status open_channel() {
   g_channel = opened;
   g_open = true;
   set_short_watchers(mine[1] != 0, takes_short.data(), size);
-  g_smallest_watched_receive = watches_short_envelopes() ? kShortEnvelopeMinBytes : kEnvelopeBytes;
   return Status::ok();
 }
 
 void close_channel() {
   if (g_open) {
-    g_smallest_watched_receive = kEnvelopeBytes;
+    set_short_watchers(false, nullptr, 0);
     real_mpi().Group_free(&g_channel.world_group);
     real_mpi().Comm_free(&g_channel.comm);
     g_open = false;

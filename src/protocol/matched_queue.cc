@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "protocol/channel.h"
 #include "protocol/operation_table.h"
 #include "protocol/receive_target.h"
 #include "protocol/short_envelope.h"
@@ -42,15 +41,10 @@ Status recognise_envelope(QueuedMessage& queued) {
   if (bytes == kEnvelopeBytes) {
     queued.is_envelope = read_envelope(queued.bytes.data(), &queued.envelope);
   } else {
-    std::uint32_t slot = 0;
-    int sender = -1;
-    if (token_arrived(queued.bytes.data(), bytes, &sender, &slot) &&
-        world_rank_of(queued.comm, queued.source) == sender) {
-      Status taken = take_short_envelope(sender, slot, &queued.envelope);
-      if (!taken.is_ok()) {
-        return taken;
-      }
-      queued.is_envelope = true;
+    Status looked = short_envelope_arrived(queued.bytes.data(), bytes, queued.comm, queued.source,
+                                           &queued.envelope, &queued.is_envelope);
+    if (!looked.is_ok()) {
+      return looked;
     }
   }
   if (queued.is_envelope) {

@@ -27,7 +27,8 @@ Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
   const std::size_t received = status_bytes(*status);
   Envelope envelope;
   bool arrived = false;
-  Status looked = operation.target.envelope_arrived(received, operation.comm, status->MPI_SOURCE, &envelope, &arrived);
+  Status looked =
+      operation.target.envelope_arrived(received, operation.comm, status->MPI_SOURCE, &envelope, &arrived);
   if (!looked.is_ok()) {
     return looked;
   }

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <vector>
 
-#include "protocol/channel.h"
 #include "protocol/short_envelope.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
@@ -78,7 +77,7 @@ bool ReceiveTarget::read_head(std::size_t bytes, unsigned char* out) const {
 Status ReceiveTarget::envelope_arrived(std::size_t received, MPI_Comm comm, int source, Envelope* envelope,
                                        bool* arrived) const {
   *arrived = false;
-  if (!may_take_envelope(capacity_) || received > capacity_) {
+  if (!may_take_envelope(capacity_) || received > capacity_ || !may_be_envelope(received)) {
     return Status::ok();
   }
   if (received == kEnvelopeBytes) {
@@ -86,19 +85,11 @@ Status ReceiveTarget::envelope_arrived(std::size_t received, MPI_Comm comm, int 
     *arrived = read_head(kEnvelopeBytes, record.bytes) && read_envelope(record.bytes, envelope);
     return Status::ok();
   }
-  if (received < kShortEnvelopeMinBytes || received >= kEnvelopeBytes || !watches_short_envelopes()) {
-    return Status::ok();
-  }
   unsigned char head[2 * kTokenWordBytes] = {};
-  std::uint32_t slot = 0;
-  int sender = -1;
-  if (!read_head(std::min(received, sizeof(head)), head) || !token_arrived(head, received, &sender, &slot) ||
-      world_rank_of(comm, source) != sender) {
+  if (!read_head(std::min(received, sizeof(head)), head)) {
     return Status::ok();
   }
-  Status taken = take_short_envelope(sender, slot, envelope);
-  *arrived = taken.is_ok();
-  return taken;
+  return short_envelope_arrived(head, received, comm, source, envelope, arrived);
 }
 
 Status ReceiveTarget::refresh_holes() { return dense_ ? Status::ok() : staged_.refresh_from_device(); }

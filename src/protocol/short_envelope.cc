@@ -128,6 +128,7 @@ void set_short_watchers(bool this_rank_watches, const int* watches_by_world_rank
     g_watchers[static_cast<std::size_t>(rank)] = watches_by_world_rank[rank] != 0 ? 1 : 0;
     g_some_rank_watches = g_some_rank_watches || watches_by_world_rank[rank] != 0;
   }
+  g_smallest_watched_receive = g_this_rank_watches ? kShortEnvelopeMinBytes : kEnvelopeBytes;
 }
 
 bool watches_short_envelopes() { return g_this_rank_watches; }
@@ -214,6 +215,19 @@ Status take_short_envelope(int sender, std::uint32_t slot, Envelope* out) {
     }
     arrived.keep(sender, envelope);
   }
+}
+
+Status short_envelope_arrived(const unsigned char* head, std::size_t received, MPI_Comm comm, int source,
+                              Envelope* out, bool* arrived) {
+  *arrived = false;
+  std::uint32_t slot = 0;
+  int sender = -1;
+  if (!token_arrived(head, received, &sender, &slot) || world_rank_of(comm, source) != sender) {
+    return Status::ok();
+  }
+  Status taken = take_short_envelope(sender, slot, out);
+  *arrived = taken.is_ok();
+  return taken;
 }
 
 }  // namespace cumpi::protocol

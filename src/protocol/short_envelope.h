@@ -33,8 +33,9 @@ constexpr std::uint32_t kShortSlots = 4096;
 // Token words: the first always, the second for messages of 16 bytes or more.
 constexpr std::size_t kTokenWordBytes = 8;
 
-// Set once at MPI_Init (open_channel): whether this rank watches receives of
-// kShortEnvelopeMinBytes or more, and which world ranks do.
+// Set once at MPI_Init (open_channel), and cleared at MPI_Finalize: whether
+// this rank watches receives of kShortEnvelopeMinBytes or more (and so the
+// smallest watched receive), and which world ranks do.
 void set_short_watchers(bool this_rank_watches, const int* watches_by_world_rank, int world_size);
 bool watches_short_envelopes();
 bool some_rank_takes_short_envelopes();
@@ -68,5 +69,10 @@ bool token_arrived(const unsigned char* head, std::size_t received, int* sender,
 // The envelope `sender` sent for `slot` before its token: received from the
 // channel (it is there or on its way), keeping those of other slots for later.
 Status take_short_envelope(int sender, std::uint32_t slot, Envelope* out);
+// Both, for `received` bytes MPI delivered from `source` of `comm`, `head`
+// holding their first min(received, 2 * kTokenWordBytes): *arrived and the
+// envelope when they are a token from that rank.
+Status short_envelope_arrived(const unsigned char* head, std::size_t received, MPI_Comm comm, int source,
+                              Envelope* out, bool* arrived);
 
 }  // namespace cumpi::protocol
