@@ -2,6 +2,7 @@
 // engine. Host receives that could take an envelope, probes, and blocking
 // host sends while device operations need service go to the engine too.
 #include "memory/classifier.h"
+#include "memory/datatype_layout.h"
 #include "mpi_wrappers/intercept.h"
 #include "protocol/completion.h"
 #include "protocol/matched_queue.h"
@@ -12,7 +13,7 @@
 
 namespace cumpi::wrappers {
 
-using memory::on_device;
+using memory::buffer_on_device;
 using protocol::SendMode;
 
 namespace {
@@ -34,7 +35,7 @@ bool host_send_needs_engine() { return protocol::has_device_requests(); }
 }  // namespace
 
 int intercept_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return host_send_needs_engine() ? host_send_serving(real().Isend, buf, count, type, dest, tag, comm)
                                     : real().Send(buf, count, type, dest, tag, comm);
   }
@@ -42,7 +43,7 @@ int intercept_Send(const void* buf, int count, MPI_Datatype type, int dest, int 
 }
 
 int intercept_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return host_send_needs_engine() ? host_send_serving(real().Issend, buf, count, type, dest, tag, comm)
                                     : real().Ssend(buf, count, type, dest, tag, comm);
   }
@@ -50,14 +51,14 @@ int intercept_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int
 }
 
 int intercept_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return real().Bsend(buf, count, type, dest, tag, comm);
   }
   return in_engine(comm, [=] { return protocol::send(SendMode::buffered, buf, count, type, dest, tag, comm); });
 }
 
 int intercept_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return host_send_needs_engine() ? host_send_serving(real().Irsend, buf, count, type, dest, tag, comm)
                                     : real().Rsend(buf, count, type, dest, tag, comm);
   }
@@ -66,7 +67,7 @@ int intercept_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int
 
 int intercept_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return real().Isend(buf, count, type, dest, tag, comm, request);
   }
   return in_engine(comm, [=] {
@@ -76,7 +77,7 @@ int intercept_Isend(const void* buf, int count, MPI_Datatype type, int dest, int
 
 int intercept_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                      MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return real().Issend(buf, count, type, dest, tag, comm, request);
   }
   return in_engine(comm, [=] {
@@ -86,7 +87,7 @@ int intercept_Issend(const void* buf, int count, MPI_Datatype type, int dest, in
 
 int intercept_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                      MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return real().Ibsend(buf, count, type, dest, tag, comm, request);
   }
   return in_engine(comm, [=] {
@@ -96,7 +97,7 @@ int intercept_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, in
 
 int intercept_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                      MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return real().Irsend(buf, count, type, dest, tag, comm, request);
   }
   return in_engine(comm, [=] { return protocol::isend(SendMode::ready, buf, count, type, dest, tag, comm, request); });
@@ -104,7 +105,7 @@ int intercept_Irsend(const void* buf, int count, MPI_Datatype type, int dest, in
 
 int intercept_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                         MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return real().Send_init(buf, count, type, dest, tag, comm, request);
   }
   return in_engine(comm, [=] {
@@ -114,7 +115,7 @@ int intercept_Send_init(const void* buf, int count, MPI_Datatype type, int dest,
 
 int intercept_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return real().Ssend_init(buf, count, type, dest, tag, comm, request);
   }
   return in_engine(comm, [=] {
@@ -124,7 +125,7 @@ int intercept_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest
 
 int intercept_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return real().Bsend_init(buf, count, type, dest, tag, comm, request);
   }
   return in_engine(comm, [=] {
@@ -134,7 +135,7 @@ int intercept_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest
 
 int intercept_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  if (!on_device(buf)) {
+  if (!buffer_on_device(buf, count, type)) {
     return real().Rsend_init(buf, count, type, dest, tag, comm, request);
   }
   return in_engine(comm, [=] {
@@ -144,7 +145,7 @@ int intercept_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest
 
 int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                    MPI_Status* status) {
-  if (on_device(buf)) {
+  if (buffer_on_device(buf, count, type)) {
     return in_engine(comm, [=] { return protocol::recv(buf, count, type, source, tag, comm, status); });
   }
   if (!protocol::host_receive_needs_engine(count, type)) {
@@ -158,7 +159,7 @@ int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
 
 int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                     MPI_Request* request) {
-  if (!on_device(buf) && !protocol::host_receive_needs_engine(count, type)) {
+  if (!buffer_on_device(buf, count, type) && !protocol::host_receive_needs_engine(count, type)) {
     return real().Irecv(buf, count, type, source, tag, comm, request);
   }
   return in_engine(comm, [=] { return protocol::irecv(buf, count, type, source, tag, comm, request); });
@@ -166,7 +167,7 @@ int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag
 
 int intercept_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Request* request) {
-  if (!on_device(buf) && !protocol::host_receive_needs_engine(count, type)) {
+  if (!buffer_on_device(buf, count, type) && !protocol::host_receive_needs_engine(count, type)) {
     return real().Recv_init(buf, count, type, source, tag, comm, request);
   }
   return in_engine(comm, [=] { return protocol::recv_init(buf, count, type, source, tag, comm, request); });
@@ -175,7 +176,7 @@ int intercept_Recv_init(void* buf, int count, MPI_Datatype type, int source, int
 int intercept_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                        MPI_Status* status) {
-  if (!on_device(sendbuf) && !on_device(recvbuf) && !protocol::host_receive_needs_engine(recvcount, recvtype)) {
+  if (!buffer_on_device(sendbuf, sendcount, sendtype) && !buffer_on_device(recvbuf, recvcount, recvtype) && !protocol::host_receive_needs_engine(recvcount, recvtype)) {
     return real().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                                recvtag, comm, status);
   }
@@ -187,7 +188,7 @@ int intercept_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 
 int intercept_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                                int recvtag, MPI_Comm comm, MPI_Status* status) {
-  if (!on_device(buf) && !protocol::host_receive_needs_engine(count, type)) {
+  if (!buffer_on_device(buf, count, type) && !protocol::host_receive_needs_engine(count, type)) {
     return real().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   }
   return in_engine(comm, [=] {
@@ -223,22 +224,24 @@ bool handed_out(const MPI_Message* message) {
 }  // namespace
 
 int intercept_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
-  if (!on_device(buf) && !handed_out(message)) {
+  if (!buffer_on_device(buf, count, type) && !handed_out(message)) {
     return real().Mrecv(buf, count, type, message, status);
   }
   return in_engine(MPI_COMM_WORLD, [=] { return protocol::mrecv(buf, count, type, message, status); });
 }
 
 int intercept_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
-  if (!on_device(buf) && !handed_out(message)) {
+  if (!buffer_on_device(buf, count, type) && !handed_out(message)) {
     return real().Imrecv(buf, count, type, message, request);
   }
   return in_engine(MPI_COMM_WORLD, [=] { return protocol::imrecv(buf, count, type, message, request); });
 }
 
 int intercept_Type_free(MPI_Datatype* type) {
+  const int rc = real().Type_free(type);
   protocol::forget_type_sizes();
-  return real().Type_free(type);
+  memory::forget_datatypes();
+  return rc;
 }
 
 }  // namespace cumpi::wrappers

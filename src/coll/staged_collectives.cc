@@ -127,7 +127,7 @@ Status symmetric_geometry(const void* sendbuf, int count, MPI_Datatype type, Geo
   geometry->send_used = true;
   geometry->receive = geometry->send;
   geometry->receive_used = true;
-  geometry->preserve_receive = in_place(sendbuf) || !memory::is_dense(layout, count, geometry->receive);
+  geometry->preserve_receive = in_place(sendbuf) || !memory::fills_span(layout, count, geometry->receive);
   return status;
 }
 
@@ -148,7 +148,7 @@ Status gathered_geometry(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_
   geometry->receive = memory::span_of_uniform_blocks(receive_layout, peers, recvcount);
   geometry->receive_used = true;
   geometry->preserve_receive = in_place(sendbuf) ||
-      !memory::is_dense(receive_layout, static_cast<std::int64_t>(recvcount) * peers, geometry->receive);
+      !memory::fills_span(receive_layout, static_cast<std::int64_t>(recvcount) * peers, geometry->receive);
   return status;
 }
 
@@ -164,7 +164,7 @@ Status blocks_span(MPI_Comm comm, const int counts[], const int displs[], MPI_Da
   }
   *span = memory::span_of_blocks(layout, peers, counts, displs);
   const std::int64_t elements = std::accumulate(counts, counts + peers, std::int64_t{0});
-  *dense = memory::is_dense(layout, elements, *span);
+  *dense = memory::fills_span(layout, elements, *span);
   return status;
 }
 
@@ -237,7 +237,7 @@ Status bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, M
   geometry.receive = geometry.send;
   geometry.send_used = role.holds_root_data;
   geometry.receive_used = role.member && !role.holds_root_data;
-  geometry.preserve_receive = !memory::is_dense(layout, count, geometry.receive);
+  geometry.preserve_receive = !memory::fills_span(layout, count, geometry.receive);
   // One buffer: the root's is read, every other rank's written.
   return run(buf, buf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     void* data = role.holds_root_data ? const_cast<void*>(s) : r;
@@ -375,7 +375,7 @@ Status scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   geometry.send_used = role.holds_root_data;
   geometry.receive = memory::span_of(receive_layout, recvcount);
   geometry.receive_used = role.member && !in_place(recvbuf);
-  geometry.preserve_receive = !memory::is_dense(receive_layout, recvcount, geometry.receive);
+  geometry.preserve_receive = !memory::fills_span(receive_layout, recvcount, geometry.receive);
   return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Scatter(s, sendcount, sendtype, r, recvcount, recvtype, root, comm);
   });
@@ -398,7 +398,7 @@ Status scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
   geometry.send_used = role.holds_root_data;
   geometry.receive = memory::span_of(receive_layout, recvcount);
   geometry.receive_used = role.member && !in_place(recvbuf);
-  geometry.preserve_receive = !memory::is_dense(receive_layout, recvcount, geometry.receive);
+  geometry.preserve_receive = !memory::fills_span(receive_layout, recvcount, geometry.receive);
   return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Scatterv(s, sendcounts, displs, sendtype, r, recvcount, recvtype, root, comm);
   });
@@ -423,7 +423,7 @@ Status reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[]
   const std::int64_t received = in_place(sendbuf) ? total : recvcounts[rank];
   geometry.receive = memory::span_of(layout, received);
   geometry.receive_used = true;
-  geometry.preserve_receive = in_place(sendbuf) || !memory::is_dense(layout, received, geometry.receive);
+  geometry.preserve_receive = in_place(sendbuf) || !memory::fills_span(layout, received, geometry.receive);
   return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Reduce_scatter(s, r, recvcounts, type, op, comm);
   });
@@ -445,7 +445,7 @@ Status reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, M
   const std::int64_t received = in_place(sendbuf) ? total : recvcount;
   geometry.receive = memory::span_of(layout, received);
   geometry.receive_used = true;
-  geometry.preserve_receive = in_place(sendbuf) || !memory::is_dense(layout, received, geometry.receive);
+  geometry.preserve_receive = in_place(sendbuf) || !memory::fills_span(layout, received, geometry.receive);
   return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Reduce_scatter_block(s, r, recvcount, type, op, comm);
   });

@@ -1,5 +1,6 @@
 #include "memory/classifier.h"
 
+#include "memory/datatype_layout.h"
 #include "runtime/log.h"
 
 namespace cumpi::memory {
@@ -18,7 +19,23 @@ void stop_backend() { backend().shutdown(); }
 const char* backend_name() { return backend().name(); }
 
 bool backend_says_device(const void* pointer) {
-  return !in_host_region(pointer) && query_backend(pointer).kind == MemoryKind::device;
+  return pointer != nullptr && !in_host_region(pointer) && query_backend(pointer).kind == MemoryKind::device;
+}
+
+const void* first_byte_touched(const void* pointer, int count, MPI_Datatype type) {
+  std::int64_t offset = 0;
+  if (count <= 0 || !span_offset_of(type, count, &offset)) {
+    return pointer;
+  }
+  return static_cast<const char*>(pointer) + offset;
+}
+
+bool buffer_on_device_slow(const void* pointer, int count, MPI_Datatype type) {
+  if (backend_says_device(pointer)) {
+    return true;
+  }
+  const void* first = first_byte_touched(pointer, count, type);
+  return first != pointer && on_device(first);
 }
 
 thread_local DeviceAnswer t_device_answer __attribute__((tls_model("initial-exec"))) = {};

@@ -41,8 +41,16 @@ ByteSpan span_of_uniform_blocks(const TypeLayout& type, int blocks, std::int64_t
   return span_of(type, count_each * blocks);
 }
 
-bool is_dense(const TypeLayout& type, std::int64_t elements, ByteSpan span) {
+bool fills_span(const TypeLayout& type, std::int64_t elements, ByteSpan span) {
   return static_cast<std::int64_t>(span.bytes) == elements * type.size;
+}
+
+bool is_contiguous(const TypeLayout& type, std::int64_t elements, ByteSpan span) {
+  if (elements <= 0 || type.size == 0) {
+    return true;
+  }
+  // Elements follow one another forwards, each one run in order.
+  return type.element_in_order && (elements == 1 || type.extent == type.size) && fills_span(type, elements, span);
 }
 
 }  // namespace cumpi::memory

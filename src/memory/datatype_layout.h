@@ -17,6 +17,9 @@ struct TypeLayout {
   std::int64_t extent = 0;       // stride between consecutive elements
   std::int64_t true_lb = 0;      // offset of the first byte touched
   std::int64_t true_extent = 0;  // from the first to the last byte touched
+  // One element's data bytes are one run in type-map order: MPI packs them
+  // as they lie (datatype_order.h).
+  bool element_in_order = false;
 };
 
 // Bytes relative to a buffer pointer: [offset, offset + bytes).
@@ -40,10 +43,25 @@ ByteSpan span_of_uniform_blocks(const TypeLayout& type, int blocks, std::int64_t
 ByteSpan span_union(ByteSpan a, ByteSpan b);
 
 // True when the span holds only data, no holes: a host->device copy-back of
-// the whole span then writes nothing the call does not own.
-bool is_dense(const TypeLayout& type, std::int64_t elements, ByteSpan span);
+// the whole span then writes nothing the call does not own. The order of
+// the data inside the span may still differ from MPI's packed order.
+bool fills_span(const TypeLayout& type, std::int64_t elements, ByteSpan span);
+
+// True when the span is the call's data in MPI's packed order, byte for
+// byte: its raw bytes are the message, and the first k bytes of a partly
+// filled receive are its first k message bytes.
+bool is_contiguous(const TypeLayout& type, std::int64_t elements, ByteSpan span);
 
 // The layout of an MPI datatype (through the real MPI).
 Status query_layout(MPI_Datatype type, TypeLayout* layout);
+
+// The offset from the buffer pointer of the first byte `count` elements of
+// `type` touch; false when the type cannot be read. Cached per thread for
+// the last type asked about.
+bool span_offset_of(MPI_Datatype type, int count, std::int64_t* offset);
+
+// MPI_Type_free: a freed handle may come back as another type, so every
+// cached answer about types is dropped.
+void forget_datatypes();
 
 }  // namespace cumpi::memory

@@ -1,4 +1,8 @@
 #include "memory/datatype_layout.h"
+
+#include <atomic>
+
+#include "memory/datatype_order.h"
 #include "runtime/real_mpi.h"
 
 namespace cumpi::memory {
@@ -20,8 +24,54 @@ Status query_layout(MPI_Datatype type, TypeLayout* layout) {
   if (rc != MPI_SUCCESS) {
     return Status::mpi(rc);
   }
-  *layout = TypeLayout{size, extent, true_lb, true_extent};
+  TypeMapShape shape;
+  Status status = query_type_map_shape(type, &shape);
+  if (!status.is_ok()) {
+    return status;
+  }
+  *layout = TypeLayout{size, extent, true_lb, true_extent, shape.is_run()};
   return Status::ok();
+}
+
+namespace {
+
+std::atomic<unsigned> g_type_generation{0};
+
+// The bounds of the type a thread asked about last.
+struct TypeBounds {
+  MPI_Datatype type{};
+  unsigned generation = 0;
+  bool valid = false;
+  std::int64_t true_lb = 0;
+  std::int64_t extent = 0;
+};
+thread_local TypeBounds t_type_bounds;
+
+}  // namespace
+
+bool span_offset_of(MPI_Datatype type, int count, std::int64_t* offset) {
+  TypeBounds& cached = t_type_bounds;
+  const unsigned generation = g_type_generation.load(std::memory_order_relaxed);
+  if (!cached.valid || cached.type != type || cached.generation != generation) {
+    MPI_Count lb = 0;
+    MPI_Count extent = 0;
+    MPI_Count true_lb = 0;
+    MPI_Count true_extent = 0;
+    const RealMpi& mpi = real_mpi();
+    if (mpi.Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
+        mpi.Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS) {
+      return false;
+    }
+    cached = TypeBounds{type, generation, true, true_lb, extent};
+  }
+  const std::int64_t last = static_cast<std::int64_t>(count - 1) * cached.extent;
+  *offset = cached.true_lb + (last < 0 ? last : 0);
+  return true;
+}
+
+void forget_datatypes() {
+  g_type_generation.fetch_add(1, std::memory_order_relaxed);
+  forget_type_map_shapes();
 }
 
 }  // namespace cumpi::memory

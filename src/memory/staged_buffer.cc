@@ -140,7 +140,8 @@ Status StagedBuffer::for_landing(void* buffer, ByteSpan span, bool preserve, Sta
 Status StagedBuffer::stage(const void* buffer, ByteSpan span, bool copy_in, bool lazy, StagedBuffer* out) {
   StagedBuffer staged;
   staged.mpi_pointer_ = const_cast<void*>(buffer);
-  const PointerInfo owner = classify(buffer);
+  // The span's first byte decides: the pointer may lie outside the data.
+  const PointerInfo owner = classify(span.empty() ? buffer : static_cast<const char*>(buffer) + span.offset);
   if (owner.kind != MemoryKind::device) {
     *out = std::move(staged);
     return Status::ok();

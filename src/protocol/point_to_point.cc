@@ -54,28 +54,31 @@ Status stage_send(const void* buf, int count, MPI_Datatype type, StagedBuffer* s
   return status.is_ok() ? StagedBuffer::for_reading(buf, span, staged) : status;
 }
 
-// Host memory for MPI to receive `count` elements into. Holes in the span
-// are preserved by copying the device bytes first; `dense` says there are none.
-Status stage_receive(void* buf, int count, MPI_Datatype type, StagedBuffer* staged, bool* dense) {
+// Host memory for MPI to receive `count` elements into. Unless the span is
+// contiguous (the message's bytes in order, so that a message shorter than
+// the receive fills exactly its first bytes), the device bytes are copied
+// to host first and the whole span goes back: holes, and elements a short
+// message does not reach, keep their values.
+Status stage_receive(void* buf, int count, MPI_Datatype type, StagedBuffer* staged, bool* contiguous) {
   TypeLayout layout;
   ByteSpan span;
   Status status = memory::span_of_call(type, count, &layout, &span);
   if (!status.is_ok()) {
     return status;
   }
-  *dense = memory::is_dense(layout, count, span);
-  return StagedBuffer::for_writing(buf, span, !*dense, staged);
+  *contiguous = memory::is_contiguous(layout, count, span);
+  return StagedBuffer::for_writing(buf, span, !*contiguous, staged);
 }
 
 // After a blocking receive into `staged` returned `rc`: copies the bytes that
 // arrived back to the device (a truncated message still delivers what fit).
-Status finish_receive(int rc, StagedBuffer& staged, bool dense, const MPI_Status& status) {
+Status finish_receive(int rc, StagedBuffer& staged, bool contiguous, const MPI_Status& status) {
   if (rc != MPI_SUCCESS && rc != MPI_ERR_TRUNCATE) {
     return from_mpi(rc);
   }
   Status copied;
   MPI_Count received = 0;
-  if (!dense || real_mpi().Get_elements_x(&status, MPI_BYTE, &received) != MPI_SUCCESS ||
+  if (!contiguous || real_mpi().Get_elements_x(&status, MPI_BYTE, &received) != MPI_SUCCESS ||
       received == MPI_UNDEFINED) {
     copied = staged.copy_back_all();
   } else {
@@ -94,8 +97,8 @@ template <typename Receive>
 Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* status, Receive receive) {
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   StagedBuffer staged;
-  bool dense = true;
-  Status staging = stage_receive(buf, count, type, &staged, &dense);
+  bool contiguous = true;
+  Status staging = stage_receive(buf, count, type, &staged, &contiguous);
   if (!staging.is_ok()) {
     return staging;
   }
@@ -103,7 +106,7 @@ Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* statu
   MPI_Status local{};
   MPI_Status* result = status_or_local(status, &local);
   const int rc = receive(staged.mpi_pointer(), result);
-  return finish_receive(rc, staged, dense, *result);
+  return finish_receive(rc, staged, contiguous, *result);
 }
 
 // The nonblocking form: `post(host_buffer, inner_request)` is the real call.
@@ -112,13 +115,13 @@ Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_R
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   auto operation = std::make_unique<StagedOperation>();
   StagedBuffer staged;
-  bool dense = true;
-  Status staging = stage_receive(buf, count, type, &staged, &dense);
+  bool contiguous = true;
+  Status staging = stage_receive(buf, count, type, &staged, &contiguous);
   if (!staging.is_ok()) {
     return staging;
   }
   record.add_bytes(staged.staged_bytes());
-  operation->copy_back_received_only = dense;
+  operation->copy_back_received_only = contiguous;
   const int rc = post(staged.mpi_pointer(), &operation->inner);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
@@ -144,12 +147,12 @@ bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype 
   }
   TypeLayout layout;
   ByteSpan span;
-  if (!memory::span_of_call(type, count, &layout, &span).is_ok() || !memory::is_dense(layout, count, span) ||
+  if (!memory::span_of_call(type, count, &layout, &span).is_ok() || !memory::is_contiguous(layout, count, span) ||
       !may_go_by_rendezvous(span.bytes)) {
     return false;
   }
-  const memory::PointerInfo owner = memory::classify(buf);
   const char* data = static_cast<const char*>(buf) + span.offset;
+  const memory::PointerInfo owner = memory::classify(data);
   const auto first = reinterpret_cast<std::uintptr_t>(data);
   if (owner.kind != memory::MemoryKind::device || first < owner.base || first + span.bytes > owner.base + owner.size) {
     return false;  // the staged path reports what is wrong with the buffer
@@ -321,7 +324,7 @@ namespace {
 // The send half of an exchange, nonblocking, from host or device memory.
 Status post_send_half(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                       MPI_Request* request) {
-  if (memory::on_device(buf)) {
+  if (memory::buffer_on_device(buf, count, type)) {
     return isend(SendMode::standard, buf, count, type, dest, tag, comm, request);
   }
   return from_mpi(real_mpi().Isend(buf, count, type, dest, tag, comm, request));
@@ -361,7 +364,7 @@ Status sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int s
   StagedBuffer device_copy;
   std::vector<char> host_copy;
   const void* outgoing = nullptr;
-  if (memory::on_device(buf)) {
+  if (memory::buffer_on_device(buf, count, type)) {
     staging = StagedBuffer::for_reading(buf, span, &device_copy);
     if (!staging.is_ok()) {
       return staging;

@@ -87,7 +87,7 @@ bool Pull::start_ipc(std::string* decline_reason) {
   if (!target_->on_device()) {
     destination.context = memory::backend().current_context();
   }
-  if (!target_->dense() || destination.context == nullptr) {
+  if (!target_->contiguous() || destination.context == nullptr) {
     *decline_reason = "";  // non-contiguous receive buffers, no CUDA context: by message, not by peer
     return false;
   }
@@ -105,14 +105,14 @@ bool Pull::start_ipc(std::string* decline_reason) {
   }
   // Queued: the pulls a progress sweep starts reach the GPU as one batch.
   // The source is a mapping of the sender's device memory.
-  memory::backend().queue_copy(target_->dense_destination(),
+  memory::backend().queue_copy(target_->contiguous_destination(),
                                static_cast<const char*>(mapping_->base) + envelope_.ipc.offset, delivered_,
                                destination.context, target_->on_device(), &ticket_);
   return true;
 }
 
 Status Pull::start_pipeline() {
-  char* destination = target_->dense_destination();
+  char* destination = target_->contiguous_destination();
   memory::PointerInfo owner = target_->on_device() ? target_->owner() : memory::PointerInfo{};
   if (destination == nullptr) {
     packed_.resize(delivered_);

@@ -19,16 +19,16 @@ Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, bool p
   if (!status.is_ok()) {
     return status;
   }
-  target.dense_ = memory::is_dense(target.layout_, count, target.span_);
+  target.contiguous_ = memory::is_contiguous(target.layout_, count, target.span_);
   target.capacity_ = count > 0 ? static_cast<std::size_t>(target.layout_.size) * static_cast<std::size_t>(count) : 0;
-  status = memory::StagedBuffer::for_landing(buffer, target.span_, !target.dense_, &target.staged_);
+  status = memory::StagedBuffer::for_landing(buffer, target.span_, !target.contiguous_, &target.staged_);
   if (!status.is_ok()) {
     return status;
   }
   if (private_landing && !target.on_device() && !target.span_.empty()) {
     // Pages are touched only where MPI writes (a large new[] is mapped lazily).
     target.private_landing_.reset(new char[target.span_.bytes]);
-    if (!target.dense_) {
+    if (!target.contiguous_) {
       std::memcpy(target.private_landing_.get(), static_cast<char*>(buffer) + target.span_.offset,
                   target.span_.bytes);
     }
@@ -45,8 +45,8 @@ std::uintptr_t ReceiveTarget::host_first() const {
   return reinterpret_cast<std::uintptr_t>(staged_.mpi_pointer()) + static_cast<std::uintptr_t>(span_.offset);
 }
 
-char* ReceiveTarget::dense_destination() const {
-  if (!dense_) {
+char* ReceiveTarget::contiguous_destination() const {
+  if (!contiguous_) {
     return nullptr;
   }
   if (on_device()) {
@@ -57,7 +57,7 @@ char* ReceiveTarget::dense_destination() const {
 
 bool ReceiveTarget::read_head(std::size_t bytes, unsigned char* out) const {
   const char* host_span = static_cast<const char*>(landing()) + span_.offset;
-  if (dense_) {
+  if (contiguous_) {
     std::memcpy(out, host_span, bytes);
     return true;
   }
@@ -92,11 +92,11 @@ Status ReceiveTarget::envelope_arrived(std::size_t received, MPI_Comm comm, int 
   return short_envelope_arrived(head, received, comm, source, envelope, arrived);
 }
 
-Status ReceiveTarget::refresh_holes() { return dense_ ? Status::ok() : staged_.refresh_from_device(); }
+Status ReceiveTarget::refresh_holes() { return contiguous_ ? Status::ok() : staged_.refresh_from_device(); }
 
 Status ReceiveTarget::finish_plain(std::size_t received) {
   if (private_landing_) {
-    const std::size_t bytes = dense_ ? std::min(received, span_.bytes) : span_.bytes;
+    const std::size_t bytes = contiguous_ ? std::min(received, span_.bytes) : span_.bytes;
     if (bytes != 0) {
       std::memcpy(static_cast<char*>(staged_.mpi_pointer()) + span_.offset, private_landing_.get(), bytes);
     }
@@ -105,26 +105,48 @@ Status ReceiveTarget::finish_plain(std::size_t received) {
   if (!on_device()) {
     return Status::ok();
   }
-  return dense_ ? staged_.copy_back(received) : staged_.copy_back_all();
+  return contiguous_ ? staged_.copy_back(received) : staged_.copy_back_all();
 }
 
 Status ReceiveTarget::deliver_packed(const void* bytes, std::size_t length) {
   const std::size_t delivered = length < capacity_ ? length : capacity_;
-  if (dense_) {
+  if (contiguous_) {
     char* host_span = static_cast<char*>(landing()) + span_.offset;
     if (delivered != 0) {
       std::memcpy(host_span, bytes, delivered);
     }
     return finish_plain(delivered);
   }
-  const int elements = layout_.size == 0 ? 0 : static_cast<int>(delivered / static_cast<std::size_t>(layout_.size));
-  int position = 0;
-  const int rc = real_mpi().Unpack(bytes, static_cast<int>(delivered), &position, landing(), elements, type_,
-                                   MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) {
-    return from_mpi(rc);
+  if (layout_.size == 0) {
+    return finish_plain(0);
   }
-  return finish_plain(delivered);
+  const auto element_bytes = static_cast<std::size_t>(layout_.size);
+  const int whole = static_cast<int>(delivered / element_bytes);
+  int position = 0;
+  int rc = real_mpi().Unpack(bytes, static_cast<int>(delivered), &position, landing(), whole, type_, MPI_COMM_WORLD);
+  const std::size_t rest = delivered - static_cast<std::size_t>(whole) * element_bytes;
+  if (rc == MPI_SUCCESS && rest != 0) {
+    rc = unpack_partial_element(static_cast<const char*>(bytes) + delivered - rest, rest, whole);
+  }
+  return rc == MPI_SUCCESS ? finish_plain(delivered) : from_mpi(rc);
+}
+
+// A message may end inside an element, as MPI allows: the element's first
+// `rest` bytes come from it, the others keep what the buffer held. MPI_Unpack
+// takes whole elements only, so the element is packed, patched and unpacked.
+int ReceiveTarget::unpack_partial_element(const char* bytes, std::size_t rest, int index) {
+  const auto element_bytes = static_cast<int>(layout_.size);
+  std::vector<char> element(static_cast<std::size_t>(element_bytes));
+  char* at = static_cast<char*>(landing()) + static_cast<std::int64_t>(index) * layout_.extent;
+  const RealMpi& mpi = real_mpi();
+  int position = 0;
+  int rc = mpi.Pack(at, 1, type_, element.data(), element_bytes, &position, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) {
+    return rc;
+  }
+  std::memcpy(element.data(), bytes, rest);
+  position = 0;
+  return mpi.Unpack(element.data(), element_bytes, &position, at, 1, type_, MPI_COMM_WORLD);
 }
 
 }  // namespace cumpi::protocol

@@ -32,11 +32,11 @@ class ReceiveTarget {
 
   std::size_t capacity() const { return capacity_; }
   bool on_device() const { return staged_.staged(); }
-  // The data bytes are one contiguous run (no holes between elements).
-  bool dense() const { return dense_; }
-  // Where a dense target's bytes go: device memory for a device buffer,
-  // else the user's host memory; null when not dense.
-  char* dense_destination() const;
+  // The data bytes lie in memory as MPI packs them (memory::is_contiguous).
+  bool contiguous() const { return contiguous_; }
+  // Where a contiguous target's bytes go: device memory for a device buffer,
+  // else the user's host memory; null when not contiguous.
+  char* contiguous_destination() const;
   const memory::PointerInfo& owner() const { return staged_.owner(); }
   // The host bytes [first, last) of a host target; empty for device ones.
   std::uintptr_t host_first() const;
@@ -63,10 +63,13 @@ class ReceiveTarget {
   memory::TypeLayout layout_;
   memory::ByteSpan span_;
   std::size_t capacity_ = 0;
-  bool dense_ = true;
+  bool contiguous_ = true;
 
   // The first `bytes` message bytes MPI landed, packed.
   bool read_head(std::size_t bytes, unsigned char* out) const;
+  // Writes the message's last `rest` bytes into element `index`, which
+  // they do not fill.
+  int unpack_partial_element(const char* bytes, std::size_t rest, int index);
 };
 
 // True when a receive of `capacity` bytes could take an envelope.

@@ -237,15 +237,12 @@ bool host_receive_may_block_in_mpi() { return !has_queued_messages() && operatio
 
 namespace {
 
-bool lands_packed(MPI_Datatype type, long long size) {
-  MPI_Count lb = 0;
-  MPI_Count extent = 0;
-  MPI_Count true_lb = 0;
-  MPI_Count true_extent = 0;
-  const RealMpi& mpi = real_mpi();
-  return mpi.Type_get_extent_x(type, &lb, &extent) == MPI_SUCCESS &&
-         mpi.Type_get_true_extent_x(type, &true_lb, &true_extent) == MPI_SUCCESS && lb == 0 && true_lb == 0 &&
-         extent == size && true_extent == size;
+// Elements of `type` lie back to back from the buffer's first byte, each in
+// MPI's packed order: the buffer's first bytes are the message's.
+bool lands_packed(MPI_Datatype type) {
+  memory::TypeLayout layout;
+  return memory::query_layout(type, &layout).is_ok() && layout.element_in_order && layout.true_lb == 0 &&
+         layout.extent == layout.size;
 }
 
 // A plain message too small for an envelope, read without looking at the
@@ -317,7 +314,7 @@ bool host_receive_needs_engine(int count, MPI_Datatype type) {
       return false;  // the real call reports the bad datatype
     }
     size = queried;
-    remember_type_size(type, size, lands_packed(type, size));
+    remember_type_size(type, size, lands_packed(type));
   }
   return count > 0 && may_take_envelope(static_cast<std::size_t>(count) * static_cast<std::size_t>(size));
 }
