@@ -30,7 +30,13 @@ int host_send_serving(HostIsend isend, const void* buf, int count, MPI_Datatype 
   });
 }
 
-bool host_send_needs_engine() { return protocol::has_device_requests(); }
+bool host_send_needs_engine() { return protocol::has_pending_operations(); }
+
+// A blocking host receive goes through the engine when it may take an
+// envelope, or when device operations need service while it blocks.
+bool blocking_host_receive_needs_engine(int count, MPI_Datatype type) {
+  return protocol::host_receive_needs_engine(count, type) || protocol::has_pending_operations();
+}
 
 }  // namespace
 
@@ -148,7 +154,7 @@ int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
   if (buffer_on_device(buf, count, type)) {
     return in_engine(comm, [=] { return protocol::recv(buf, count, type, source, tag, comm, status); });
   }
-  if (!protocol::host_receive_needs_engine(count, type)) {
+  if (!blocking_host_receive_needs_engine(count, type)) {
     return real().Recv(buf, count, type, source, tag, comm, status);
   }
   if (protocol::host_receive_may_block_in_mpi()) {
@@ -159,10 +165,13 @@ int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
 
 int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                     MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type) && !protocol::host_receive_needs_engine(count, type)) {
+  if (buffer_on_device(buf, count, type)) {
+    return in_engine(comm, [=] { return protocol::irecv(buf, count, type, source, tag, comm, request); });
+  }
+  if (!protocol::host_receive_needs_engine(count, type)) {
     return real().Irecv(buf, count, type, source, tag, comm, request);
   }
-  return in_engine(comm, [=] { return protocol::irecv(buf, count, type, source, tag, comm, request); });
+  return in_engine(comm, [=] { return protocol::host_irecv(buf, count, type, source, tag, comm, request); });
 }
 
 int intercept_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -176,9 +185,16 @@ int intercept_Recv_init(void* buf, int count, MPI_Datatype type, int source, int
 int intercept_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                        MPI_Status* status) {
-  if (!buffer_on_device(sendbuf, sendcount, sendtype) && !buffer_on_device(recvbuf, recvcount, recvtype) && !protocol::host_receive_needs_engine(recvcount, recvtype)) {
+  const bool host = !buffer_on_device(sendbuf, sendcount, sendtype) && !buffer_on_device(recvbuf, recvcount, recvtype);
+  if (host && !blocking_host_receive_needs_engine(recvcount, recvtype)) {
     return real().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                               recvtag, comm, status);
+                           recvtag, comm, status);
+  }
+  if (host && protocol::host_receive_may_block_in_mpi()) {
+    return in_engine(comm, [=] {
+      return protocol::host_sendrecv_checked(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                                             recvtype, source, recvtag, comm, status);
+    });
   }
   return in_engine(comm, [=] {
     return protocol::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
@@ -188,7 +204,7 @@ int intercept_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
 
 int intercept_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                                int recvtag, MPI_Comm comm, MPI_Status* status) {
-  if (!buffer_on_device(buf, count, type) && !protocol::host_receive_needs_engine(count, type)) {
+  if (!buffer_on_device(buf, count, type) && !blocking_host_receive_needs_engine(count, type)) {
     return real().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   }
   return in_engine(comm, [=] {

@@ -5,6 +5,7 @@
 
 #include "memory/classifier.h"
 #include "protocol/envelope.h"
+#include "protocol/completion.h"
 #include "protocol/operation_table.h"
 #include "protocol/type_size_cache.h"
 
@@ -13,8 +14,11 @@ namespace cumpi::pass_through {
 // Host memory by construction (NULL, the first page, heap, stack, image).
 using memory::known_host;
 
-// No device request exists: wait, test, start and free need nothing of cumpi.
+// No device request exists: start needs nothing of cumpi.
 inline bool no_device_requests() { return !protocol::has_device_requests(); }
+// Neither device requests nor watched host receives exist: wait, test and
+// free need nothing of cumpi.
+inline bool no_requests_to_finish() { return !protocol::completion_needs_engine(); }
 
 // A host receive that certainly cannot take an envelope: its capacity is
 // smaller, by the thread's cached size of the datatype (a miss means "look

@@ -96,7 +96,8 @@ Status stage(const void* sendbuf, void* recvbuf, const Geometry& geometry, Stage
 // Runs `call(send, receive, request)` on staged buffers: blocking when
 // `request` is null, else as a tracked nonblocking operation.
 template <typename Call>
-Status run(const void* sendbuf, void* recvbuf, const Geometry& geometry, MPI_Request* request, Call call) {
+Status run(MPI_Comm comm, const void* sendbuf, void* recvbuf, const Geometry& geometry, MPI_Request* request,
+           Call call) {
   stats::ScopedRecord record(stats::Route::staged_collective, 0);
   Staged staged;
   Status status = stage(sendbuf, recvbuf, geometry, &staged);
@@ -116,7 +117,7 @@ Status run(const void* sendbuf, void* recvbuf, const Geometry& geometry, MPI_Req
   }
   operation->reads.push_back(std::move(staged.send));
   operation->writes.push_back(std::move(staged.receive));
-  return protocol::track(std::move(operation), request);
+  return protocol::track(std::move(operation), request, comm);
 }
 
 // The same count and datatype on both sides (Allreduce, Scan, Exscan).
@@ -177,7 +178,7 @@ Status allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype typ
   if (!status.is_ok()) {
     return status;
   }
-  return run(sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     return inner == nullptr ? real_mpi().Allreduce(s, r, count, type, op, comm)
                             : real_mpi().Iallreduce(s, r, count, type, op, comm, inner);
   });
@@ -189,7 +190,7 @@ Status scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MP
   if (!status.is_ok()) {
     return status;
   }
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Scan(s, r, count, type, op, comm);
   });
 }
@@ -202,7 +203,7 @@ Status exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   }
   // Rank 0's receive buffer is left as it was by MPI: keep its device bytes.
   geometry.preserve_receive = true;
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Exscan(s, r, count, type, op, comm);
   });
 }
@@ -218,7 +219,7 @@ Status reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   }
   geometry.send_used = role.member;
   geometry.receive_used = role.holds_root_data;
-  return run(sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     return inner == nullptr ? real_mpi().Reduce(s, r, count, type, op, root, comm)
                             : real_mpi().Ireduce(s, r, count, type, op, root, comm, inner);
   });
@@ -239,7 +240,7 @@ Status bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, M
   geometry.receive_used = role.member && !role.holds_root_data;
   geometry.preserve_receive = !memory::fills_span(layout, count, geometry.receive);
   // One buffer: the root's is read, every other rank's written.
-  return run(buf, buf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+  return run(comm, buf, buf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     void* data = role.holds_root_data ? const_cast<void*>(s) : r;
     return inner == nullptr ? real_mpi().Bcast(data, count, type, root, comm)
                             : real_mpi().Ibcast(data, count, type, root, comm, inner);
@@ -253,7 +254,7 @@ Status allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   if (!status.is_ok()) {
     return status;
   }
-  return run(sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     return inner == nullptr ? real_mpi().Allgather(s, sendcount, sendtype, r, recvcount, recvtype, comm)
                             : real_mpi().Iallgather(s, sendcount, sendtype, r, recvcount, recvtype, comm, inner);
   });
@@ -271,7 +272,7 @@ Status alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
     return status;
   }
   geometry.send = memory::span_of_uniform_blocks(send_layout, peers, sendcount);
-  return run(sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     return inner == nullptr ? real_mpi().Alltoall(s, sendcount, sendtype, r, recvcount, recvtype, comm)
                             : real_mpi().Ialltoall(s, sendcount, sendtype, r, recvcount, recvtype, comm, inner);
   });
@@ -291,7 +292,7 @@ Status allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   geometry.send_used = true;
   geometry.receive_used = true;
   geometry.preserve_receive = in_place(sendbuf) || !dense;
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Allgatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, comm);
   });
 }
@@ -310,7 +311,7 @@ Status alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[
   geometry.send_used = true;
   geometry.receive_used = true;
   geometry.preserve_receive = in_place(sendbuf) || !receive_dense;
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Alltoallv(s, sendcounts, sdispls, sendtype, r, recvcounts, rdispls, recvtype, comm);
   });
 }
@@ -328,7 +329,7 @@ Status gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   }
   geometry.send_used = role.member;
   geometry.receive_used = role.holds_root_data;
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Gather(s, sendcount, sendtype, r, recvcount, recvtype, root, comm);
   });
 }
@@ -352,7 +353,7 @@ Status gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   geometry.send_used = role.member;
   geometry.receive_used = role.holds_root_data;
   geometry.preserve_receive = in_place(sendbuf) || !dense;
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Gatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, root, comm);
   });
 }
@@ -376,7 +377,7 @@ Status scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   geometry.receive = memory::span_of(receive_layout, recvcount);
   geometry.receive_used = role.member && !in_place(recvbuf);
   geometry.preserve_receive = !memory::fills_span(receive_layout, recvcount, geometry.receive);
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Scatter(s, sendcount, sendtype, r, recvcount, recvtype, root, comm);
   });
 }
@@ -399,7 +400,7 @@ Status scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
   geometry.receive = memory::span_of(receive_layout, recvcount);
   geometry.receive_used = role.member && !in_place(recvbuf);
   geometry.preserve_receive = !memory::fills_span(receive_layout, recvcount, geometry.receive);
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Scatterv(s, sendcounts, displs, sendtype, r, recvcount, recvtype, root, comm);
   });
 }
@@ -424,7 +425,7 @@ Status reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[]
   geometry.receive = memory::span_of(layout, received);
   geometry.receive_used = true;
   geometry.preserve_receive = in_place(sendbuf) || !memory::fills_span(layout, received, geometry.receive);
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Reduce_scatter(s, r, recvcounts, type, op, comm);
   });
 }
@@ -446,7 +447,7 @@ Status reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, M
   geometry.receive = memory::span_of(layout, received);
   geometry.receive_used = true;
   geometry.preserve_receive = in_place(sendbuf) || !memory::fills_span(layout, received, geometry.receive);
-  return run(sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
+  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
     return real_mpi().Reduce_scatter_block(s, r, recvcount, type, op, comm);
   });
 }

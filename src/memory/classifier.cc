@@ -23,11 +23,11 @@ bool backend_says_device(const void* pointer) {
 }
 
 const void* first_byte_touched(const void* pointer, int count, MPI_Datatype type) {
-  std::int64_t offset = 0;
-  if (count <= 0 || !span_offset_of(type, count, &offset)) {
+  ByteSpan span;
+  if (count <= 0 || !cached_span(type, count, &span)) {
     return pointer;
   }
-  return static_cast<const char*>(pointer) + offset;
+  return static_cast<const char*>(pointer) + span.offset;
 }
 
 bool buffer_on_device_slow(const void* pointer, int count, MPI_Datatype type) {

@@ -55,10 +55,10 @@ bool is_contiguous(const TypeLayout& type, std::int64_t elements, ByteSpan span)
 // The layout of an MPI datatype (through the real MPI).
 Status query_layout(MPI_Datatype type, TypeLayout* layout);
 
-// The offset from the buffer pointer of the first byte `count` elements of
-// `type` touch; false when the type cannot be read. Cached per thread for
-// the last type asked about.
-bool span_offset_of(MPI_Datatype type, int count, std::int64_t* offset);
+// The bytes `count` elements of `type` touch (span_of), with the type's
+// bounds cached per thread for the last type asked about: the host path
+// asks on every watched receive. False when the type cannot be read.
+bool cached_span(MPI_Datatype type, int count, ByteSpan* span);
 
 // MPI_Type_free: a freed handle may come back as another type, so every
 // cached answer about types is dropped.

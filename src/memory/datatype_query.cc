@@ -42,30 +42,29 @@ struct TypeBounds {
   MPI_Datatype type{};
   unsigned generation = 0;
   bool valid = false;
-  std::int64_t true_lb = 0;
-  std::int64_t extent = 0;
+  TypeLayout layout;  // without the type map's order, which needs more calls
 };
 thread_local TypeBounds t_type_bounds;
 
 }  // namespace
 
-bool span_offset_of(MPI_Datatype type, int count, std::int64_t* offset) {
+bool cached_span(MPI_Datatype type, int count, ByteSpan* span) {
   TypeBounds& cached = t_type_bounds;
   const unsigned generation = g_type_generation.load(std::memory_order_relaxed);
   if (!cached.valid || cached.type != type || cached.generation != generation) {
+    MPI_Count size = 0;
     MPI_Count lb = 0;
     MPI_Count extent = 0;
     MPI_Count true_lb = 0;
     MPI_Count true_extent = 0;
     const RealMpi& mpi = real_mpi();
-    if (mpi.Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
+    if (mpi.Type_size_x(type, &size) != MPI_SUCCESS || mpi.Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS ||
         mpi.Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS) {
       return false;
     }
-    cached = TypeBounds{type, generation, true, true_lb, extent};
+    cached = TypeBounds{type, generation, true, TypeLayout{size, extent, true_lb, true_extent, false}};
   }
-  const std::int64_t last = static_cast<std::int64_t>(count - 1) * cached.extent;
-  *offset = cached.true_lb + (last < 0 ? last : 0);
+  *span = span_of(cached.layout, count);
   return true;
 }
 

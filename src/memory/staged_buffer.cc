@@ -141,7 +141,13 @@ Status StagedBuffer::stage(const void* buffer, ByteSpan span, bool copy_in, bool
   StagedBuffer staged;
   staged.mpi_pointer_ = const_cast<void*>(buffer);
   // The span's first byte decides: the pointer may lie outside the data.
-  const PointerInfo owner = classify(span.empty() ? buffer : static_cast<const char*>(buffer) + span.offset);
+  // A device pointer whose span starts outside its allocation is a bad
+  // buffer, reported below.
+  PointerInfo owner = classify(span.empty() ? buffer : static_cast<const char*>(buffer) + span.offset);
+  if (owner.kind != MemoryKind::device && span.offset != 0) {
+    const PointerInfo of_pointer = classify(buffer);
+    owner = of_pointer.kind == MemoryKind::device ? of_pointer : owner;
+  }
   if (owner.kind != MemoryKind::device) {
     *out = std::move(staged);
     return Status::ok();

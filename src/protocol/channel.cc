@@ -7,6 +7,7 @@
 #include <atomic>
 #include <vector>
 
+#include "protocol/envelope_grants.h"
 #include "protocol/short_envelope.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
@@ -94,15 +95,19 @@ Status open_channel() {
   int* tag_upper_bound = nullptr;
   int found = 0;
   mpi.Comm_get_attr(opened.comm, MPI_TAG_UB, &tag_upper_bound, &found);
-  opened.tag_space = (found != 0 && tag_upper_bound != nullptr) ? std::max(1, *tag_upper_bound / 2) : 16383;
+  // Message ids take tags [0, 2 * tag_space); short envelopes and grants the
+  // two above.
+  opened.tag_space = (found != 0 && tag_upper_bound != nullptr) ? std::max(1, (*tag_upper_bound - 1) / 2) : 16383;
   g_channel = opened;
   g_open = true;
   set_short_watchers(mine[1] != 0, takes_short.data(), size);
+  start_grants(size);
   return Status::ok();
 }
 
 void close_channel() {
   if (g_open) {
+    stop_grants();
     set_short_watchers(false, nullptr, 0);
     real_mpi().Group_free(&g_channel.world_group);
     real_mpi().Comm_free(&g_channel.comm);

@@ -1,7 +1,10 @@
 #include "protocol/completion.h"
 
+#include <array>
+#include <memory>
 #include <vector>
 
+#include "protocol/host_receives.h"
 #include "protocol/operation_table.h"
 #include "protocol/persistent.h"
 #include "protocol/progress.h"
@@ -11,11 +14,6 @@
 namespace cumpi::protocol {
 
 namespace {
-
-// The first failure wins; an MPI error code stands as it came.
-Status first_failure(Status mpi_result, Status copy_result) {
-  return mpi_result.is_ok() ? std::move(copy_result) : std::move(mpi_result);
-}
 
 // A status array the engine can read even when the user passed
 // MPI_STATUS(ES)_IGNORE.
@@ -33,46 +31,123 @@ class StatusArray {
   std::vector<MPI_Status> local_;
 };
 
-// Copy-back for the persistent device requests among `handles` at
-// `indices` (all of them when indices is null).
-Status complete_indices(const std::vector<MPI_Request>& handles, const int* indices, int completed,
-                        MPI_Status* statuses, bool statuses_by_position) {
-  Status result;
-  if (operations().persistent_count() == 0) {
-    return result;
-  }
-  for (int k = 0; k < completed; ++k) {
-    const int i = indices == nullptr ? k : indices[k];
-    MPI_Status* status = &statuses[statuses_by_position ? i : k];
-    Status copied = complete_persistent(handles[static_cast<std::size_t>(i)], status);
-    if (result.is_ok()) {
-      result = std::move(copied);
+// The user's requests as they were before a completion call, which sets
+// those it completes to MPI_REQUEST_NULL, and the outcomes of cumpi's
+// generalized requests among them (looked up while their handles are
+// alive: MPI frees them inside the call).
+class RequestsBefore {
+ public:
+  RequestsBefore(int count, const MPI_Request requests[]) : count_(count > 0 ? count : 0) {
+    MPI_Request* copy = inline_.data();
+    if (count_ > static_cast<int>(inline_.size())) {
+      heap_.resize(static_cast<std::size_t>(count_));
+      copy = heap_.data();
+    }
+    for (int i = 0; i < count_; ++i) copy[i] = requests[i];
+    handles_ = copy;
+    if (has_generalized_requests()) {
+      outcomes_.resize(static_cast<std::size_t>(count_));
+      for (int i = 0; i < count_; ++i) outcomes_[static_cast<std::size_t>(i)] = outcome_of(copy[i]);
     }
   }
-  return result;
+  MPI_Request handle(int i) const { return handles_[i]; }
+  const Outcome* outcome(int i) const {
+    return outcomes_.empty() ? nullptr : outcomes_[static_cast<std::size_t>(i)].get();
+  }
+
+ private:
+  int count_;
+  std::array<MPI_Request, 32> inline_;  // most calls: no allocation
+  std::vector<MPI_Request> heap_;
+  const MPI_Request* handles_ = nullptr;
+  std::vector<std::shared_ptr<Outcome>> outcomes_;
+};
+
+// cumpi's part in the completion of request `i`: a generalized request's
+// error, a direct receive's examination, a persistent request's copy-back.
+Finished finish_one(const RequestsBefore& before, int i, MPI_Status* status) {
+  if (const Outcome* outcome = before.outcome(i)) {
+    return Finished{true, outcome->comm, outcome->error};
+  }
+  if (has_direct_receives()) {
+    Finished direct = finish_direct_receive(before.handle(i), status);
+    if (direct.ours) {
+      return direct;
+    }
+  }
+  return complete_persistent(before.handle(i), status);
 }
 
-std::vector<MPI_Request> copy_handles(int count, const MPI_Request requests[]) {
-  return std::vector<MPI_Request>(requests, requests + (count > 0 ? count : 0));
+// An error cumpi found, delivered as the MPI library delivers its own:
+// through the handler of the request's communicator, and returned.
+Status deliver(int error, MPI_Comm comm) {
+  real_mpi().Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, error);
+  return Status::mpi(error);
+}
+
+// After a call that completes at most one request (Wait, Test, Waitany,
+// Testany) returned `rc` with request `index` of `before` complete.
+Status finish_single(const RequestsBefore& before, int rc, int index, MPI_Status* status) {
+  const Finished finished = finish_one(before, index, status);
+  if (finished.error == MPI_SUCCESS) {
+    return from_mpi(rc);
+  }
+  status->MPI_ERROR = finished.error;
+  return rc != MPI_SUCCESS ? Status::mpi(rc) : deliver(finished.error, finished.comm);
+}
+
+// After a call that completes several (Waitall, Testall, Waitsome,
+// Testsome) returned `rc`: the `completed` requests at `indices` (0.. when
+// null) are finished; statuses are by request index or, with `by_position`
+// false, by completion order. An error cumpi found makes the call's result
+// MPI_ERR_IN_STATUS, with every completed status saying how it ended.
+Status finish_many(const RequestsBefore& before, int rc, const int* indices, int completed, MPI_Status* statuses,
+                   bool by_position) {
+  bool failed = false;
+  MPI_Comm failed_comm = MPI_COMM_NULL;
+  std::vector<char> ok(static_cast<std::size_t>(completed > 0 ? completed : 0), 0);
+  for (int k = 0; k < completed; ++k) {
+    const int i = indices == nullptr ? k : indices[k];
+    MPI_Status* status = &statuses[by_position ? i : k];
+    if (rc == MPI_ERR_IN_STATUS && status->MPI_ERROR != MPI_SUCCESS) {
+      continue;  // pending, or failed in MPI: MPI's own report stands
+    }
+    const Finished finished = finish_one(before, i, status);
+    if (finished.error != MPI_SUCCESS) {
+      status->MPI_ERROR = finished.error;
+      if (!failed) failed_comm = finished.comm;
+      failed = true;
+    } else {
+      ok[static_cast<std::size_t>(k)] = 1;
+    }
+  }
+  if (!failed) {
+    return from_mpi(rc);
+  }
+  for (int k = 0; k < completed; ++k) {
+    if (ok[static_cast<std::size_t>(k)] != 0) {
+      statuses[by_position ? (indices == nullptr ? k : indices[k]) : k].MPI_ERROR = MPI_SUCCESS;
+    }
+  }
+  return rc != MPI_SUCCESS ? Status::mpi(rc) : deliver(MPI_ERR_IN_STATUS, failed_comm);
 }
 
 }  // namespace
 
 Status test(MPI_Request* request, int* flag, MPI_Status* status) {
   progress_if_pending();
-  const MPI_Request handle = *request;
+  const RequestsBefore before(1, request);
   StatusArray local(status, 1);
   const int rc = real_mpi().Test(request, flag, local.get());
-  Status copied = *flag != 0 ? complete_persistent(handle, local.get()) : Status::ok();
-  return first_failure(from_mpi(rc), std::move(copied));
+  return *flag != 0 ? finish_single(before, rc, 0, local.get()) : from_mpi(rc);
 }
 
 Status wait(MPI_Request* request, MPI_Status* status) {
-  if (operations().pending_count() == 0) {
-    const MPI_Request handle = *request;
+  if (!has_pending_operations()) {
+    const RequestsBefore before(1, request);
     StatusArray local(status, 1);
     const int rc = real_mpi().Wait(request, local.get());
-    return first_failure(from_mpi(rc), complete_persistent(handle, local.get()));
+    return finish_single(before, rc, 0, local.get());
   }
   int flag = 0;
   for (;;) {
@@ -85,21 +160,18 @@ Status wait(MPI_Request* request, MPI_Status* status) {
 
 Status testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   progress_if_pending();
-  const std::vector<MPI_Request> handles = copy_handles(count, requests);
+  const RequestsBefore before(count, requests);
   StatusArray local(statuses, count);
   const int rc = real_mpi().Testall(count, requests, flag, local.get());
-  Status copied = (rc == MPI_SUCCESS && *flag != 0) ? complete_indices(handles, nullptr, count, local.get(), true)
-                                                    : Status::ok();
-  return first_failure(from_mpi(rc), std::move(copied));
+  return *flag != 0 ? finish_many(before, rc, nullptr, count, local.get(), true) : from_mpi(rc);
 }
 
 Status waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (operations().pending_count() == 0) {
-    const std::vector<MPI_Request> handles = copy_handles(count, requests);
+  if (!has_pending_operations()) {
+    const RequestsBefore before(count, requests);
     StatusArray local(statuses, count);
     const int rc = real_mpi().Waitall(count, requests, local.get());
-    Status copied = rc == MPI_SUCCESS ? complete_indices(handles, nullptr, count, local.get(), true) : Status::ok();
-    return first_failure(from_mpi(rc), std::move(copied));
+    return finish_many(before, rc, nullptr, count, local.get(), true);
   }
   int flag = 0;
   for (;;) {
@@ -112,21 +184,18 @@ Status waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 
 Status testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   progress_if_pending();
-  const std::vector<MPI_Request> handles = copy_handles(count, requests);
+  const RequestsBefore before(count, requests);
   StatusArray local(status, 1);
   const int rc = real_mpi().Testany(count, requests, index, flag, local.get());
-  Status copied = (*flag != 0 && *index != MPI_UNDEFINED) ? complete_indices(handles, index, 1, local.get(), false)
-                                                          : Status::ok();
-  return first_failure(from_mpi(rc), std::move(copied));
+  return *flag != 0 && *index != MPI_UNDEFINED ? finish_single(before, rc, *index, local.get()) : from_mpi(rc);
 }
 
 Status waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  if (operations().pending_count() == 0) {
-    const std::vector<MPI_Request> handles = copy_handles(count, requests);
+  if (!has_pending_operations()) {
+    const RequestsBefore before(count, requests);
     StatusArray local(status, 1);
     const int rc = real_mpi().Waitany(count, requests, index, local.get());
-    Status copied = *index != MPI_UNDEFINED ? complete_indices(handles, index, 1, local.get(), false) : Status::ok();
-    return first_failure(from_mpi(rc), std::move(copied));
+    return *index != MPI_UNDEFINED ? finish_single(before, rc, *index, local.get()) : from_mpi(rc);
   }
   int flag = 0;
   for (;;) {
@@ -139,24 +208,20 @@ Status waitany(int count, MPI_Request requests[], int* index, MPI_Status* status
 
 Status testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   progress_if_pending();
-  const std::vector<MPI_Request> handles = copy_handles(incount, requests);
+  const RequestsBefore before(incount, requests);
   StatusArray local(statuses, incount);
   const int rc = real_mpi().Testsome(incount, requests, outcount, indices, local.get());
-  Status copied = (*outcount != MPI_UNDEFINED && *outcount > 0)
-                      ? complete_indices(handles, indices, *outcount, local.get(), false)
-                      : Status::ok();
-  return first_failure(from_mpi(rc), std::move(copied));
+  const int completed = *outcount == MPI_UNDEFINED ? 0 : *outcount;
+  return finish_many(before, rc, indices, completed, local.get(), false);
 }
 
 Status waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (operations().pending_count() == 0) {
-    const std::vector<MPI_Request> handles = copy_handles(incount, requests);
+  if (!has_pending_operations()) {
+    const RequestsBefore before(incount, requests);
     StatusArray local(statuses, incount);
     const int rc = real_mpi().Waitsome(incount, requests, outcount, indices, local.get());
-    Status copied = (*outcount != MPI_UNDEFINED && *outcount > 0)
-                        ? complete_indices(handles, indices, *outcount, local.get(), false)
-                        : Status::ok();
-    return first_failure(from_mpi(rc), std::move(copied));
+    const int completed = *outcount == MPI_UNDEFINED ? 0 : *outcount;
+    return finish_many(before, rc, indices, completed, local.get(), false);
   }
   for (;;) {
     Status result = testsome(incount, requests, outcount, indices, statuses);
@@ -170,15 +235,27 @@ Status request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   progress_if_pending();
   StatusArray local(status, 1);
   const int rc = real_mpi().Request_get_status(request, flag, local.get());
-  // The copy-back happens now, once: the later wait finds it done.
-  Status copied = *flag != 0 ? complete_persistent(request, local.get()) : Status::ok();
-  return first_failure(from_mpi(rc), std::move(copied));
+  if (rc != MPI_SUCCESS || *flag == 0) {
+    return from_mpi(rc);
+  }
+  // Looked at now, once: the completing call finds it done.
+  Finished finished;
+  if (const std::shared_ptr<Outcome> outcome = outcome_of(request)) {
+    finished = Finished{true, outcome->comm, outcome->error};
+  } else if (has_direct_receives()) {
+    finished = peek_direct_receive(request, local.get());
+  }
+  if (!finished.ours) {
+    finished = complete_persistent(request, local.get());
+  }
+  local.get()->MPI_ERROR = finished.error;
+  return Status::ok();
 }
 
 Status request_free(MPI_Request* request) {
   progress_if_pending();
   int rc = MPI_SUCCESS;
-  if (!free_persistent(request, &rc)) {
+  if (!free_persistent(request, &rc) && !free_direct_receive(request)) {
     rc = real_mpi().Request_free(request);
   }
   return from_mpi(rc);
@@ -204,7 +281,7 @@ Status startall(int count, MPI_Request requests[]) {
       return prepared;
     }
   }
-  const std::vector<MPI_Request> before = copy_handles(count, requests);
+  const std::vector<MPI_Request> before(requests, requests + (count > 0 ? count : 0));
   const int rc = real_mpi().Startall(count, requests);
   if (rc == MPI_SUCCESS) {
     for (int i = 0; i < count; ++i) {

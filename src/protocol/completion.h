@@ -7,10 +7,20 @@
 // persistent device requests get their copy-back before the call returns.
 #pragma once
 
+#include "protocol/host_receives.h"
+#include "protocol/operation_table.h"
+#include "protocol/progress.h"
 #include "runtime/mpi_api.h"
 #include "runtime/status.h"
 
 namespace cumpi::protocol {
+
+// Completion calls go through cumpi while device requests (pending, or
+// complete but not yet waited for) or watched host receives exist;
+// otherwise straight to MPI.
+inline bool completion_needs_engine() {
+  return has_device_requests() || has_direct_receives() || has_generalized_requests();
+}
 
 Status wait(MPI_Request* request, MPI_Status* status);
 Status waitall(int count, MPI_Request requests[], MPI_Status statuses[]);

@@ -159,7 +159,7 @@ namespace {
 // (nothing of the engine's own is waiting for service meanwhile).
 int look(int source, int tag, MPI_Comm comm, bool blocking, int* found, MPI_Status* status) {
   const RealMpi& mpi = real_mpi();
-  if (blocking && operations().pending_count() == 0) {
+  if (blocking && !has_pending_operations()) {
     *found = 1;
     return mpi.Probe(source, tag, comm, status);
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "protocol/envelope_grants.h"
+#include "protocol/host_receives.h"
 #include "runtime/runtime.h"
 
 namespace cumpi::protocol {
@@ -76,7 +78,16 @@ void OperationTable::publish_counts() {
   for (const auto& operation : persistent_) {
     orphans = orphans || operation->freed_by_user;
   }
-  runtime::set_entry_state(runtime::kProgressWork, !pending_.empty() || orphans);
+  g_operation_work.store(!pending_.empty() || orphans, std::memory_order_relaxed);
+  update_progress_work();
+}
+
+bool has_pending_operations() { return operations().pending_count() != 0 || direct_receives_need_service(); }
+
+void update_progress_work() {
+  runtime::set_entry_state(runtime::kProgressWork, g_operation_work.load(std::memory_order_relaxed) ||
+                                                       has_freed_direct_receives() ||
+                                                       direct_receives_need_service());
 }
 
 OperationTable& operations() {

@@ -58,4 +58,19 @@ inline std::atomic<std::size_t> g_device_requests{0};
 // the engine, otherwise straight to MPI.
 inline bool has_device_requests() { return g_device_requests.load(std::memory_order_relaxed) != 0; }
 
+// Pending device operations, or persistent ones freed while active: the
+// progress engine has work (with the host receives' own, below).
+inline std::atomic<bool> g_operation_work{false};
+
+// Sets the entry state's kProgressWork from everything that gives the
+// progress engine work: device operations, receives the user freed, direct
+// host receives while envelopes may arrive in them (host_receives.h).
+void update_progress_work();
+
+// True while a peer may need this rank's service: nonblocking device
+// operations (a pull, a FIN), or direct host receives that may hold an
+// envelope. Blocking calls must then progress them instead of blocking in
+// MPI.
+bool has_pending_operations();
+
 }  // namespace cumpi::protocol

@@ -21,6 +21,19 @@ struct Outcome {
   MPI_Count received_bytes = 0;
   bool cancelled = false;
   int error = MPI_SUCCESS;
+  // Whose error handler hears of `error`: the operation's communicator (an
+  // MPI library would report a generalized request's error through
+  // MPI_COMM_WORLD's; cumpi's completion calls report it themselves).
+  MPI_Comm comm{};
+};
+
+// What cumpi adds to the completion an MPI call reported for one request:
+// whether cumpi finishes that request, and the error it found (to go to
+// comm's error handler; the MPI library's own errors stand as they came).
+struct Finished {
+  bool ours = false;
+  MPI_Comm comm{};
+  int error = MPI_SUCCESS;
 };
 
 // A nonblocking operation of the engine, shown to the user as a generalized
@@ -74,7 +87,7 @@ struct PersistentOperation {
   bool is_receive = false;
   memory::StagedBuffer staged;       // sends
   ReceiveTarget target;              // receives
-  MPI_Comm comm = MPI_COMM_NULL;     // receives: who sent a message is told in its ranks
+  MPI_Comm comm = MPI_COMM_NULL;     // hears of errors; receives: a sender's rank is told in it
   bool active = false;               // started; completion not yet handled
   bool freed_by_user = false;        // MPI_Request_free while active
 

@@ -98,16 +98,22 @@ void mark_started(MPI_Request before, MPI_Request after) {
   }
 }
 
-Status complete_persistent(MPI_Request request, MPI_Status* status) {
+Finished complete_persistent(MPI_Request request, MPI_Status* status) {
+  Finished finished;
   if (operations().persistent_count() == 0) {
-    return Status::ok();
+    return finished;
   }
   std::lock_guard<std::mutex> lock(operations().mutex());
   PersistentOperation* operation = operations().find_persistent(request);
   if (operation == nullptr || !operation->active) {
-    return Status::ok();
+    return finished;
   }
-  return finish_completed(*operation, status);
+  finished.ours = true;
+  finished.comm = operation->comm;
+  Status result = finish_completed(*operation, status);
+  // An error the MPI library returned has had its handler already.
+  finished.error = result.code() == StatusCode::mpi_error ? MPI_SUCCESS : request_error_code(result);
+  return finished;
 }
 
 bool free_persistent(MPI_Request* request, int* result) {

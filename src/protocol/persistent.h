@@ -23,8 +23,8 @@ Status prepare_start(MPI_Request* request);
 void mark_started(MPI_Request before, MPI_Request after);
 
 // After a wait or test reported `request` complete with `status`: copies a
-// receive's bytes back to the device. Nothing for other requests.
-Status complete_persistent(MPI_Request request, MPI_Status* status);
+// receive's bytes back to the device, or pulls an envelope's message.
+Finished complete_persistent(MPI_Request request, MPI_Status* status);
 
 // MPI_Request_free on a persistent device request: frees it now if
 // inactive, else once it completes. False when `request` is not one.

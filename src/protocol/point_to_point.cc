@@ -7,6 +7,7 @@
 #include "memory/classifier.h"
 #include "protocol/channel.h"
 #include "protocol/completion.h"
+#include "protocol/envelope_grants.h"
 #include "protocol/persistent.h"
 #include "protocol/progress.h"
 #include "protocol/rendezvous_send.h"
@@ -15,6 +16,7 @@
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
+#include "runtime/status_bytes.h"
 
 namespace cumpi::protocol {
 
@@ -110,8 +112,10 @@ Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* statu
 }
 
 // The nonblocking form: `post(host_buffer, inner_request)` is the real call.
+// `comm` hears of its errors.
 template <typename Post>
-Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_Request* request, Post post) {
+Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_Comm comm, MPI_Request* request,
+                                  Post post) {
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   auto operation = std::make_unique<StagedOperation>();
   StagedBuffer staged;
@@ -127,7 +131,7 @@ Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_R
     return from_mpi(rc);
   }
   operation->writes.push_back(std::move(staged));
-  return track(std::move(operation), request);
+  return track(std::move(operation), request, comm);
 }
 
 // A device message that goes by rendezvous: contiguous, inside its
@@ -194,7 +198,7 @@ Status rendezvous_isend(const RendezvousMessage& message, int dest, int tag, MPI
   if (!status.is_ok()) {
     return status;
   }
-  return track(std::move(operation), request);
+  return track(std::move(operation), request, comm);
 }
 
 // A persistent buffered send keeps its message's description: its request
@@ -251,12 +255,13 @@ Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int d
     return from_mpi(rc);
   }
   operation->reads.push_back(std::move(staged));
-  return track(std::move(operation), request);
+  return track(std::move(operation), request, comm);
 }
 
 Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                  MPI_Request* request) {
   auto operation = std::make_unique<PersistentOperation>();
+  operation->comm = comm;
   Status status = stage_send(buf, count, type, &operation->staged);
   if (!status.is_ok()) {
     return status;
@@ -296,7 +301,8 @@ Status imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI
   if (has_queued_messages() && matched_queue().is_handed_out(*message)) {
     return queued_imrecv(buf, count, type, message, request);
   }
-  return staged_receive_nonblocking(buf, count, type, request, [&](void* host, MPI_Request* inner) {
+  // The communicator of a matched message is not known here.
+  return staged_receive_nonblocking(buf, count, type, MPI_COMM_WORLD, request, [&](void* host, MPI_Request* inner) {
     return real_mpi().Imrecv(host, count, type, message, inner);
   });
 }
@@ -350,6 +356,24 @@ Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int d
                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   return exchange(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
                   status);
+}
+
+Status host_sendrecv_checked(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Status* status) {
+  serve_grants();
+  if (must_land_privately(recvbuf, recvcount, recvtype)) {
+    return exchange(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+                    status);
+  }
+  MPI_Status local{};
+  MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
+  const int rc = real_mpi().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                                     source, recvtag, comm, result);
+  if (rc != MPI_SUCCESS) {
+    return from_mpi(rc);
+  }
+  return look_at_host_receive(recvbuf, recvcount, recvtype, comm, status_bytes(*result), result);
 }
 
 Status sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,

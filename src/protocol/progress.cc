@@ -1,7 +1,14 @@
 #include "protocol/progress.h"
 
+#include <atomic>
+#include <mutex>
+#include <utility>
+#include <vector>
+
 #include "memory/backend.h"
 #include "memory/copy_batches.h"
+#include "protocol/envelope_grants.h"
+#include "protocol/host_receives.h"
 #include "protocol/persistent.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
@@ -17,19 +24,63 @@ namespace {
 // (cancel). Their extra state is a heap-held reference to the outcome.
 using OutcomeRef = std::shared_ptr<Outcome>;
 
+// cumpi's generalized requests by handle, from MPI_Grequest_start until MPI
+// frees them: the completion calls look up the outcome of each before the
+// real call (a handle is unique while its request lives).
+class GeneralizedRequests {
+ public:
+  void add(MPI_Request request, const OutcomeRef& outcome) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.emplace_back(request, outcome);
+    g_generalized_requests.store(live_.size(), std::memory_order_relaxed);
+  }
+  void remove(const Outcome* outcome) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = 0; i < live_.size(); ++i) {
+      if (live_[i].second.get() == outcome) {
+        live_[i] = live_.back();
+        live_.pop_back();
+        break;
+      }
+    }
+    g_generalized_requests.store(live_.size(), std::memory_order_relaxed);
+  }
+  OutcomeRef find(MPI_Request request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [handle, outcome] : live_) {
+      if (handle == request) return outcome;
+    }
+    return nullptr;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<MPI_Request, OutcomeRef>> live_;
+};
+
+GeneralizedRequests& generalized_requests() {
+  static GeneralizedRequests* requests = new GeneralizedRequests();  // lives until exit
+  return *requests;
+}
+
+// The status MPI gets says success: an error would be reported by the MPI
+// library through MPI_COMM_WORLD's handler, and cumpi's completion calls
+// report it through the operation's communicator instead.
 int query_operation(void* extra_state, MPI_Status* status) {
   const Outcome& outcome = **static_cast<OutcomeRef*>(extra_state);
   const RealMpi& mpi = real_mpi();
   status->MPI_SOURCE = outcome.status.MPI_SOURCE;
   status->MPI_TAG = outcome.status.MPI_TAG;
-  status->MPI_ERROR = outcome.error;
+  status->MPI_ERROR = MPI_SUCCESS;
   mpi.Status_set_elements_x(status, MPI_BYTE, outcome.received_bytes);
   mpi.Status_set_cancelled(status, outcome.cancelled ? 1 : 0);
-  return outcome.error;
+  return MPI_SUCCESS;
 }
 
 int free_operation(void* extra_state) {
-  delete static_cast<OutcomeRef*>(extra_state);
+  auto* outcome = static_cast<OutcomeRef*>(extra_state);
+  generalized_requests().remove(outcome->get());
+  delete outcome;
   return MPI_SUCCESS;
 }
 
@@ -42,6 +93,8 @@ int cancel_operation(void* extra_state, int complete) {
   Operation* operation = operations().find_pending(outcome);
   return operation == nullptr ? MPI_SUCCESS : operation->cancel();
 }
+
+thread_local bool t_on_entry = false;
 
 void progress_pending(OperationTable& table) {
   std::vector<Operation*>& pending = table.pending();
@@ -67,15 +120,31 @@ void progress() {
   if (table.persistent_count() != 0) {
     progress_orphaned_persistent(table);
   }
+  lock.unlock();
+  progress_freed_direct_receives();
+  // Direct receives are looked at by calls that wait or test, not on entry
+  // to every call: each look asks MPI about each of them, and one holding an
+  // envelope is pulled at once, which must not wait for held copies.
+  if (!t_on_entry) {
+    progress_direct_receives();
+  }
+  serve_grants();
   memory::backend().flush_copies();  // the copies this sweep queued, in one batch
 }
 
 void progress_on_entry() {
   const memory::HoldCopySubmissions hold;
+  t_on_entry = true;
   progress();
+  t_on_entry = false;
 }
 
-Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request) {
+std::shared_ptr<Outcome> outcome_of(MPI_Request request) {
+  return has_generalized_requests() ? generalized_requests().find(request) : nullptr;
+}
+
+Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request, MPI_Comm comm) {
+  operation->outcome->comm = comm;
   auto* reference = new OutcomeRef(operation->outcome);
   const int rc =
       real_mpi().Grequest_start(query_operation, free_operation, cancel_operation, reference, &operation->user);
@@ -88,6 +157,7 @@ Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request) {
     return Status::mpi(rc);
   }
   *user_request = operation->user;
+  generalized_requests().add(operation->user, operation->outcome);
   std::lock_guard<std::mutex> lock(operations().mutex());
   operations().add_pending(std::move(operation));
   return Status::ok();

@@ -2,6 +2,8 @@
 // intercepted call runs it when there is something outstanding.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <memory>
 
 #include "protocol/operation_table.h"
@@ -21,14 +23,21 @@ void progress();
 void progress_on_entry();
 
 inline void progress_if_pending() {
-  if (operations().pending_count() != 0) {
+  if (has_pending_operations()) {
     progress();
   }
 }
 
 // Takes over `operation`, whose inner request is posted, and gives the user
-// its generalized request.
-Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request);
+// its generalized request; errors of the operation go to comm's handler.
+Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request, MPI_Comm comm);
+
+// The outcome behind one of cumpi's generalized requests, while MPI has
+// not freed it; null for any other request.
+std::shared_ptr<Outcome> outcome_of(MPI_Request request);
+// Whether any of cumpi's generalized requests exists (until MPI frees it).
+inline std::atomic<std::size_t> g_generalized_requests{0};
+inline bool has_generalized_requests() { return g_generalized_requests.load(std::memory_order_relaxed) != 0; }
 
 // At MPI_Finalize: progresses until nothing is pending (a correct program
 // has completed everything; this only finishes copy-backs in flight).

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "protocol/channel.h"
+#include "protocol/host_receives.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
@@ -44,6 +45,14 @@ Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
   target_ = target;
   delivered_ = static_cast<std::size_t>(std::min<std::uint64_t>(envelope.bytes, target->capacity()));
   truncated_ = envelope.bytes > target->capacity();
+  // A copy into host memory that a pending direct receive overlaps would
+  // race with MPI writing that receive (an envelope it takes could be
+  // overwritten): the message lands here first and is copied in at the end,
+  // after that receive was looked at.
+  if (!target->on_device() && target->contiguous() &&
+      overlaps_direct_receive(target->host_first(), target->host_last())) {
+    packed_.resize(delivered_);
+  }
   started_ = stats::enabled() ? stats::now_seconds() : 0.0;
   std::string reason;
   if (envelope.pushed != 0) {
@@ -87,6 +96,10 @@ bool Pull::start_ipc(std::string* decline_reason) {
   if (!target_->on_device()) {
     destination.context = memory::backend().current_context();
   }
+  if (!packed_.empty()) {
+    destination = memory::PointerInfo{};
+    destination.context = memory::backend().current_context();
+  }
   if (!target_->contiguous() || destination.context == nullptr) {
     *decline_reason = "";  // non-contiguous receive buffers, no CUDA context: by message, not by peer
     return false;
@@ -105,20 +118,20 @@ bool Pull::start_ipc(std::string* decline_reason) {
   }
   // Queued: the pulls a progress sweep starts reach the GPU as one batch.
   // The source is a mapping of the sender's device memory.
-  memory::backend().queue_copy(target_->contiguous_destination(),
-                               static_cast<const char*>(mapping_->base) + envelope_.ipc.offset, delivered_,
-                               destination.context, target_->on_device(), &ticket_);
+  memory::backend().queue_copy(this->destination(), static_cast<const char*>(mapping_->base) + envelope_.ipc.offset,
+                               delivered_, destination.context, target_->on_device() && packed_.empty(), &ticket_);
   return true;
 }
 
+char* Pull::destination() { return packed_.empty() ? target_->contiguous_destination() : packed_.data(); }
+
 Status Pull::start_pipeline() {
-  char* destination = target_->contiguous_destination();
-  memory::PointerInfo owner = target_->on_device() ? target_->owner() : memory::PointerInfo{};
-  if (destination == nullptr) {
+  if (target_->contiguous_destination() == nullptr) {
     packed_.resize(delivered_);
-    destination = packed_.data();
-    owner = memory::PointerInfo{};
   }
+  char* destination = this->destination();
+  const memory::PointerInfo owner =
+      target_->on_device() && packed_.empty() ? target_->owner() : memory::PointerInfo{};
   const int depth = transport::configured_depth();
   if (envelope_.pushed != 0) {
     // Every chunk comes; what does not fit a truncated receive is dropped.
@@ -163,6 +176,9 @@ bool Pull::advance(Status* error) {
     if (done) {
       transport::ipc_cache().release(mapping_);
       mapping_ = nullptr;
+      if (error->is_ok() && !packed_.empty()) {
+        *error = target_->deliver_packed(packed_.data(), packed_.size());
+      }
     }
   } else {
     done = pipeline_.advance(error) || !error->is_ok();

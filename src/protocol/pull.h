@@ -38,6 +38,8 @@ class Pull {
   // Starts the IPC copy, or says why not (an empty reason means "not tried").
   bool start_ipc(std::string* decline_reason);
   Status start_pipeline();
+  // Where the message goes: the target's contiguous memory, or packed_.
+  char* destination();
   Status send_reply(const Reply& reply) const;
   void finish(Status* error);
 
@@ -52,7 +54,9 @@ class Pull {
   transport::IpcMapping* mapping_ = nullptr;
   memory::CopyTicket ticket_;
   transport::PipelineReceiver pipeline_;
-  std::vector<char> packed_;  // targets with holes take the message contiguously first
+  // The message lands here first for targets with holes, and for host
+  // targets a pending direct receive overlaps; delivered at the end.
+  std::vector<char> packed_;
 };
 
 // Pulls `envelope`'s message into `target` before returning and sets the

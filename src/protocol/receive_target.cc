@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "protocol/host_receives.h"
 #include "protocol/short_envelope.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
@@ -94,8 +95,15 @@ Status ReceiveTarget::envelope_arrived(std::size_t received, MPI_Comm comm, int 
 
 Status ReceiveTarget::refresh_holes() { return contiguous_ ? Status::ok() : staged_.refresh_from_device(); }
 
+void ReceiveTarget::settle_before_writing() const {
+  if (!on_device()) {
+    settle_direct_receives(host_first(), host_last());
+  }
+}
+
 Status ReceiveTarget::finish_plain(std::size_t received) {
   if (private_landing_) {
+    settle_before_writing();
     const std::size_t bytes = contiguous_ ? std::min(received, span_.bytes) : span_.bytes;
     if (bytes != 0) {
       std::memcpy(static_cast<char*>(staged_.mpi_pointer()) + span_.offset, private_landing_.get(), bytes);
@@ -110,6 +118,9 @@ Status ReceiveTarget::finish_plain(std::size_t received) {
 
 Status ReceiveTarget::deliver_packed(const void* bytes, std::size_t length) {
   const std::size_t delivered = length < capacity_ ? length : capacity_;
+  if (!private_landing_) {
+    settle_before_writing();
+  }
   if (contiguous_) {
     char* host_span = static_cast<char*>(landing()) + span_.offset;
     if (delivered != 0) {

@@ -65,6 +65,9 @@ class ReceiveTarget {
   std::size_t capacity_ = 0;
   bool contiguous_ = true;
 
+  // Before cumpi writes the user's host memory: pending direct receives
+  // overlapping it are looked at first (host_receives.h).
+  void settle_before_writing() const;
   // The first `bytes` message bytes MPI landed, packed.
   bool read_head(std::size_t bytes, unsigned char* out) const;
   // Writes the message's last `rest` bytes into element `index`, which

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "protocol/channel.h"
+#include "protocol/envelope_grants.h"
 #include "protocol/short_envelope.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
@@ -57,10 +58,10 @@ bool may_go_by_rendezvous(std::size_t bytes) {
 bool goes_by_rendezvous(std::size_t bytes, int peer) {
   const bool ipc_likely =
       config().transports.allows(kTransportIpc) && on_this_node(peer) && !pulling_peers().contains(peer);
-  if (bytes < kEnvelopeBytes) {
-    return ipc_likely && short_envelope_fits(bytes, peer);
-  }
-  return bytes >= (ipc_likely ? config().ipc_eager_limit : config().eager_limit);
+  const bool by_envelope = bytes < kEnvelopeBytes ? ipc_likely && short_envelope_fits(bytes, peer)
+                                                  : bytes >= (ipc_likely ? config().ipc_eager_limit : config().eager_limit);
+  // Asked last: the peer is asked to take envelopes only when one would go.
+  return by_envelope && may_send_envelopes_to(peer);
 }
 
 RendezvousSend::~RendezvousSend() {

@@ -4,68 +4,28 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/envelope_grants.h"
+#include "protocol/host_receives.h"
 #include "protocol/progress.h"
 #include "protocol/short_envelope.h"
 #include "protocol/type_size_cache.h"
 #include "runtime/errors.h"
+#include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/status_bytes.h"
 
 namespace cumpi::protocol {
 
-namespace {
-
-// The host bytes of pending nonblocking watched receives: a blocking receive
-// into memory one of them may still write gets a private landing buffer.
-class PendingHostSpans {
- public:
-  void add(std::uintptr_t first, std::uintptr_t last) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    spans_.emplace_back(first, last);
-  }
-  bool overlaps(std::uintptr_t first, std::uintptr_t last) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [begin, end] : spans_) {
-      if (first < end && begin < last) {
-        return true;
-      }
-    }
-    return false;
-  }
-  void remove(std::uintptr_t first, std::uintptr_t last) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto it = spans_.begin(); it != spans_.end(); ++it) {
-      if (it->first == first && it->second == last) {
-        spans_.erase(it);
-        return;
-      }
-    }
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans_;
-};
-
-PendingHostSpans& pending_host_spans() {
-  static PendingHostSpans* spans = new PendingHostSpans();  // lives until exit
-  return *spans;
-}
-
-}  // namespace
-
 WatchedReceive::~WatchedReceive() {
-  if (registered_) {
-    pending_host_spans().remove(target_.host_first(), target_.host_last());
+  if (private_key_ != 0) {
+    remove_private_receive(private_key_);
   }
 }
 
-// A pull writes the user's buffer. An envelope MPI delivered there for
-// another pending receive, not yet examined, would be overwritten by it, and
-// that receive would end as a plain message, its sender never getting FIN
-// (OSU-style windows post every receive into one buffer). So a nonblocking
-// host receive, which later ones may overlap, always lands privately; a
-// blocking one does when it overlaps a pending one.
+// A host receive comes here when it cannot land straight in the user's
+// memory (host_receives.h): a nonblocking one lands privately, a blocking
+// one does when it overlaps a pending receive. Its bytes are registered
+// while it is pending, so that later receives see the overlap.
 Status WatchedReceive::prepare(void* buffer, int count, MPI_Datatype type, bool blocking) {
   Status status = ReceiveTarget::prepare(buffer, count, type, false, &target_);
   if (!status.is_ok() || target_.on_device() || target_.host_first() == target_.host_last()) {
@@ -73,16 +33,10 @@ Status WatchedReceive::prepare(void* buffer, int count, MPI_Datatype type, bool 
   }
   const std::uintptr_t first = target_.host_first();
   const std::uintptr_t last = target_.host_last();
-  bool overlaps = false;
-  if (blocking) {
-    overlaps = pending_host_spans().overlaps(first, last);
-  } else {
-    registered_ = true;
-    pending_host_spans().add(first, last);
-  }
-  if (!blocking || overlaps) {
+  if (!blocking || overlaps_pending_receive(first, last)) {
     status = ReceiveTarget::prepare(buffer, count, type, true, &target_);
   }
+  private_key_ = add_private_receive(first, last);
   return status;
 }
 
@@ -91,6 +45,11 @@ Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, int sou
   Status status = prepare(buffer, count, type, blocking);
   if (!status.is_ok()) {
     return status;
+  }
+  // A device receive answers the peers that asked to send this rank
+  // envelopes: their device messages take IPC or the pipeline once it did.
+  if (target_.on_device()) {
+    serve_grants_now();
   }
   comm_ = comm;
   if (has_queued_messages()) {
@@ -194,6 +153,7 @@ int WatchedReceive::cancel() { return inner_ == MPI_REQUEST_NULL ? MPI_SUCCESS :
 Status run_to_completion(WatchedReceive& operation, MPI_Status* status) {
   while (!operation.advance()) {
     progress_if_pending();
+    serve_grants();
   }
   const Outcome& result = *operation.outcome;
   if (status != MPI_STATUS_IGNORE) {
@@ -230,10 +190,24 @@ Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int
   if (!started.is_ok()) {
     return started;
   }
-  return track(std::move(operation), request);
+  return track(std::move(operation), request, comm);
 }
 
-bool host_receive_may_block_in_mpi() { return !has_queued_messages() && operations().pending_count() == 0; }
+Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                 MPI_Request* request) {
+  // A message a probe took out of MPI comes first, as MPI's order wants.
+  if (has_queued_messages() && matched_queue().find(comm, source, tag) != nullptr) {
+    return watched_irecv(buffer, count, type, source, tag, comm, request);
+  }
+  bool posted = false;
+  Status status = post_direct_receive(buffer, count, type, source, tag, comm, request, &posted);
+  if (!status.is_ok() || posted) {
+    return status;
+  }
+  return watched_irecv(buffer, count, type, source, tag, comm, request);
+}
+
+bool host_receive_may_block_in_mpi() { return !has_queued_messages() && !has_pending_operations(); }
 
 namespace {
 
@@ -259,14 +233,10 @@ bool surely_not_short_envelope(const void* buffer, MPI_Datatype type, std::size_
 
 }  // namespace
 
-Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                         MPI_Status* status) {
-  MPI_Status local{};
-  MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = real_mpi().Recv(buffer, count, type, source, tag, comm, result);
-  const std::size_t received = rc == MPI_SUCCESS ? status_bytes(*result) : 0;
-  if (rc != MPI_SUCCESS || !may_be_envelope(received) || surely_not_short_envelope(buffer, type, received)) {
-    return from_mpi(rc);
+Status look_at_host_receive(void* buffer, int count, MPI_Datatype type, MPI_Comm comm, std::size_t received,
+                            MPI_Status* result) {
+  if (!may_be_envelope(received) || surely_not_short_envelope(buffer, type, received)) {
+    return Status::ok();
   }
   ReceiveTarget target;
   Envelope envelope;
@@ -281,6 +251,25 @@ Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source,
   return pull_now(envelope, &target, result);
 }
 
+bool must_land_privately(const void* buffer, int count, MPI_Datatype type) {
+  return envelopes_may_arrive() && overlaps_pending_receive(buffer, count, type);
+}
+
+Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                         MPI_Status* status) {
+  serve_grants();
+  if (must_land_privately(buffer, count, type)) {
+    return watched_recv(buffer, count, type, source, tag, comm, status);
+  }
+  MPI_Status local{};
+  MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
+  const int rc = real_mpi().Recv(buffer, count, type, source, tag, comm, result);
+  if (rc != MPI_SUCCESS) {
+    return from_mpi(rc);
+  }
+  return look_at_host_receive(buffer, count, type, comm, status_bytes(*result), result);
+}
+
 Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
   WatchedReceive operation;
   Status started = operation.start_queued(buffer, count, type, matched_queue().take_handed_out(*message));
@@ -293,18 +282,20 @@ Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* mes
 
 Status queued_imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
   auto operation = std::make_unique<WatchedReceive>();
-  Status started = operation->start_queued(buffer, count, type, matched_queue().take_handed_out(*message));
+  std::unique_ptr<QueuedMessage> queued = matched_queue().take_handed_out(*message);
+  const MPI_Comm comm = queued != nullptr ? queued->comm : MPI_COMM_WORLD;
+  Status started = operation->start_queued(buffer, count, type, std::move(queued));
   *message = MPI_MESSAGE_NULL;
   if (!started.is_ok()) {
     return started;
   }
-  return track(std::move(operation), request);
+  return track(std::move(operation), request, comm);
 }
 
 thread_local TypeSizeCache t_type_size __attribute__((tls_model("initial-exec"))) = {};
 
 bool host_receive_needs_engine(int count, MPI_Datatype type) {
-  if (has_queued_messages() || has_device_requests()) {
+  if (has_queued_messages()) {
     return true;
   }
   long long size = 0;

@@ -49,12 +49,19 @@ class WatchedReceive final : public Operation {
   bool pulling_ = false;
   bool done_ = false;
   bool error_from_mpi_ = false;
-  bool registered_ = false;  // in the list of pending host receive spans
+  std::uint64_t private_key_ = 0;  // host receives: registered with host_receives.h
 };
 
 // True when a host receive of (count, type) must be watched, or may have to
-// take a queued message.
+// take a queued message. (A blocking one also goes through the engine while
+// device operations need service: see has_pending_operations.)
 bool host_receive_needs_engine(int count, MPI_Datatype type);
+
+// A nonblocking host receive that must be watched: straight into the
+// user's memory (host_receives.h) unless it must land privately or take a
+// queued message, which WatchedReceive does.
+Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                  MPI_Request* request);
 
 // The blocking forms: run `operation` to completion (serving the engine's
 // other operations meanwhile) and fill the user's status. Errors come back
@@ -73,6 +80,14 @@ Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source,
                          MPI_Status* status);
 // True when a host receive can take that route.
 bool host_receive_may_block_in_mpi();
+// After a real blocking receive into the user's host buffer delivered
+// `received` bytes (*result its status): when they are an envelope, its
+// message is pulled in and *result corrected.
+Status look_at_host_receive(void* buffer, int count, MPI_Datatype type, MPI_Comm comm, std::size_t received,
+                            MPI_Status* result);
+// Into memory a pending receive may write, an envelope is safe only in a
+// landing of its own (WatchedReceive's).
+bool must_land_privately(const void* buffer, int count, MPI_Datatype type);
 
 // MPI_Mrecv/Imrecv of a handle cumpi handed out.
 Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
