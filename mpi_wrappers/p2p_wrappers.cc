@@ -8,6 +8,7 @@
 #include "protocol/matched_queue.h"
 #include "protocol/operation_table.h"
 #include "protocol/point_to_point.h"
+#include "protocol/progress.h"
 #include "protocol/type_size_cache.h"
 #include "protocol/watched_receive.h"
 
@@ -26,7 +27,7 @@ int host_send_serving(HostIsend isend, const void* buf, int count, MPI_Datatype 
   return in_engine(comm, [=] {
     MPI_Request request = MPI_REQUEST_NULL;
     const int rc = isend(buf, count, type, dest, tag, comm, &request);
-    return rc == MPI_SUCCESS ? protocol::wait(&request, MPI_STATUS_IGNORE) : Status::mpi(rc);
+    return rc == MPI_SUCCESS ? protocol::wait_serving(&request, MPI_STATUS_IGNORE) : Status::mpi(rc);
   });
 }
 
@@ -157,10 +158,7 @@ int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
   if (!blocking_host_receive_needs_engine(count, type)) {
     return real().Recv(buf, count, type, source, tag, comm, status);
   }
-  if (protocol::host_receive_may_block_in_mpi()) {
-    return in_engine(comm, [=] { return protocol::host_recv_checked(buf, count, type, source, tag, comm, status); });
-  }
-  return in_engine(comm, [=] { return protocol::recv(buf, count, type, source, tag, comm, status); });
+  return in_engine(comm, [=] { return protocol::host_recv(buf, count, type, source, tag, comm, status); });
 }
 
 int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -190,10 +188,10 @@ int intercept_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype
     return real().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                            recvtag, comm, status);
   }
-  if (host && protocol::host_receive_may_block_in_mpi()) {
+  if (host) {
     return in_engine(comm, [=] {
-      return protocol::host_sendrecv_checked(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                                             recvtype, source, recvtag, comm, status);
+      return protocol::host_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                                     source, recvtag, comm, status);
     });
   }
   return in_engine(comm, [=] {

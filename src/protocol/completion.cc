@@ -45,15 +45,13 @@ class RequestsBefore {
     }
     for (int i = 0; i < count_; ++i) copy[i] = requests[i];
     handles_ = copy;
-    if (has_generalized_requests()) {
-      outcomes_.resize(static_cast<std::size_t>(count_));
-      for (int i = 0; i < count_; ++i) outcomes_[static_cast<std::size_t>(i)] = outcome_of(copy[i]);
-    }
+    outcomes_of(count_, copy, &outcomes_);
   }
   MPI_Request handle(int i) const { return handles_[i]; }
   const Outcome* outcome(int i) const {
     return outcomes_.empty() ? nullptr : outcomes_[static_cast<std::size_t>(i)].get();
   }
+  bool any_outcome() const { return !outcomes_.empty(); }
 
  private:
   int count_;
@@ -132,11 +130,22 @@ Status finish_many(const RequestsBefore& before, int rc, const int* indices, int
   return rc != MPI_SUCCESS ? Status::mpi(rc) : deliver(MPI_ERR_IN_STATUS, failed_comm);
 }
 
+// Before testing: a call about one of cumpi's own operations progresses
+// the engine every time (the operation completes only there); one about host
+// requests alone now and then.
+void sweep(const RequestsBefore& before) {
+  if (before.any_outcome()) {
+    progress_if_pending();
+  } else {
+    progress_now_and_then();
+  }
+}
+
 }  // namespace
 
 Status test(MPI_Request* request, int* flag, MPI_Status* status) {
-  progress_if_pending();
   const RequestsBefore before(1, request);
+  sweep(before);
   StatusArray local(status, 1);
   const int rc = real_mpi().Test(request, flag, local.get());
   return *flag != 0 ? finish_single(before, rc, 0, local.get()) : from_mpi(rc);
@@ -159,8 +168,8 @@ Status wait(MPI_Request* request, MPI_Status* status) {
 }
 
 Status testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  progress_if_pending();
   const RequestsBefore before(count, requests);
+  sweep(before);
   StatusArray local(statuses, count);
   const int rc = real_mpi().Testall(count, requests, flag, local.get());
   return *flag != 0 ? finish_many(before, rc, nullptr, count, local.get(), true) : from_mpi(rc);
@@ -183,8 +192,8 @@ Status waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 }
 
 Status testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  progress_if_pending();
   const RequestsBefore before(count, requests);
+  sweep(before);
   StatusArray local(status, 1);
   const int rc = real_mpi().Testany(count, requests, index, flag, local.get());
   return *flag != 0 && *index != MPI_UNDEFINED ? finish_single(before, rc, *index, local.get()) : from_mpi(rc);
@@ -207,8 +216,8 @@ Status waitany(int count, MPI_Request requests[], int* index, MPI_Status* status
 }
 
 Status testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  progress_if_pending();
   const RequestsBefore before(incount, requests);
+  sweep(before);
   StatusArray local(statuses, incount);
   const int rc = real_mpi().Testsome(incount, requests, outcount, indices, local.get());
   const int completed = *outcount == MPI_UNDEFINED ? 0 : *outcount;
@@ -232,7 +241,11 @@ Status waitsome(int incount, MPI_Request requests[], int* outcount, int indices[
 }
 
 Status request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  progress_if_pending();
+  if (outcome_of(request) != nullptr) {
+    progress_if_pending();
+  } else {
+    progress_now_and_then();
+  }
   StatusArray local(status, 1);
   const int rc = real_mpi().Request_get_status(request, flag, local.get());
   if (rc != MPI_SUCCESS || *flag == 0) {
@@ -253,7 +266,7 @@ Status request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 }
 
 Status request_free(MPI_Request* request) {
-  progress_if_pending();
+  progress_now_and_then();
   int rc = MPI_SUCCESS;
   if (!free_persistent(request, &rc) && !free_direct_receive(request)) {
     rc = real_mpi().Request_free(request);

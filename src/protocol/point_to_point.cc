@@ -358,20 +358,34 @@ Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int d
                   status);
 }
 
-Status host_sendrecv_checked(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                             MPI_Comm comm, MPI_Status* status) {
+Status host_sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                     MPI_Status* status) {
   serve_grants();
-  if (must_land_privately(recvbuf, recvcount, recvtype)) {
+  if (has_queued_messages() || must_land_privately(recvbuf, recvcount, recvtype)) {
     return exchange(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
                     status);
   }
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = real_mpi().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                                     source, recvtag, comm, result);
-  if (rc != MPI_SUCCESS) {
-    return from_mpi(rc);
+  const RealMpi& mpi = real_mpi();
+  if (!has_pending_operations()) {
+    const int rc = mpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                                recvtag, comm, result);
+    if (rc != MPI_SUCCESS) {
+      return from_mpi(rc);
+    }
+  } else {
+    MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    Status exchanged = from_mpi(mpi.Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &requests[0]));
+    if (exchanged.is_ok()) {
+      exchanged = from_mpi(mpi.Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &requests[1]));
+    }
+    if (exchanged.is_ok()) exchanged = wait_serving(&requests[0], result);
+    if (exchanged.is_ok()) exchanged = wait_serving(&requests[1], MPI_STATUS_IGNORE);
+    if (!exchanged.is_ok()) {
+      return exchanged;
+    }
   }
   return look_at_host_receive(recvbuf, recvcount, recvtype, comm, status_bytes(*result), result);
 }

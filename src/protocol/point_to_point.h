@@ -26,11 +26,12 @@ Status imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI
 
 Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status);
-// MPI_Sendrecv of host buffers while nothing of the engine's needs service:
-// the real MPI_Sendrecv, then a look at what arrived.
-Status host_sendrecv_checked(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                             MPI_Comm comm, MPI_Status* status);
+// MPI_Sendrecv of host buffers as host_recv receives: the real call, or
+// nonblocking halves and waits that serve the engine, then a look at what
+// arrived.
+Status host_sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                     MPI_Status* status);
 Status sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
                         MPI_Comm comm, MPI_Status* status);
 

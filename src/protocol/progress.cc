@@ -47,13 +47,29 @@ class GeneralizedRequests {
   }
   OutcomeRef find(MPI_Request request) {
     std::lock_guard<std::mutex> lock(mutex_);
+    return find_locked(request);
+  }
+  // The outcomes of `count` requests, under one lock; `out` stays empty when
+  // none is cumpi's.
+  void find_all(int count, const MPI_Request* requests, std::vector<OutcomeRef>* out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int i = 0; i < count; ++i) {
+      OutcomeRef found = find_locked(requests[i]);
+      if (found != nullptr) {
+        out->resize(static_cast<std::size_t>(count));
+        (*out)[static_cast<std::size_t>(i)] = std::move(found);
+      }
+    }
+  }
+
+ private:
+  OutcomeRef find_locked(MPI_Request request) const {
     for (const auto& [handle, outcome] : live_) {
       if (handle == request) return outcome;
     }
     return nullptr;
   }
 
- private:
   std::mutex mutex_;
   std::vector<std::pair<MPI_Request, OutcomeRef>> live_;
 };
@@ -95,6 +111,8 @@ int cancel_operation(void* extra_state, int complete) {
 }
 
 thread_local bool t_on_entry = false;
+thread_local unsigned t_entries = 0;
+thread_local unsigned t_sweeps = 0;
 
 void progress_pending(OperationTable& table) {
   std::vector<Operation*>& pending = table.pending();
@@ -132,15 +150,43 @@ void progress() {
   memory::backend().flush_copies();  // the copies this sweep queued, in one batch
 }
 
+// Every call entered while device operations are pending progresses them,
+// one call in kSweepEvery.
 void progress_on_entry() {
+  if (++t_entries % kSweepEvery != 0) {
+    return;
+  }
   const memory::HoldCopySubmissions hold;
   t_on_entry = true;
   progress();
   t_on_entry = false;
 }
 
+void progress_now_and_then() {
+  if (++t_sweeps % kSweepEvery == 0) {
+    progress_if_pending();
+  }
+}
+
+Status wait_serving(MPI_Request* request, MPI_Status* status) {
+  for (;;) {
+    int flag = 0;
+    const int rc = real_mpi().Test(request, &flag, status);
+    if (rc != MPI_SUCCESS || flag != 0) {
+      return from_mpi(rc);
+    }
+    progress_now_and_then();
+  }
+}
+
 std::shared_ptr<Outcome> outcome_of(MPI_Request request) {
   return has_generalized_requests() ? generalized_requests().find(request) : nullptr;
+}
+
+void outcomes_of(int count, const MPI_Request requests[], std::vector<std::shared_ptr<Outcome>>* outcomes) {
+  if (has_generalized_requests()) {
+    generalized_requests().find_all(count, requests, outcomes);
+  }
 }
 
 Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request, MPI_Comm comm) {

@@ -5,8 +5,10 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "protocol/operation_table.h"
+#include "runtime/mpi_api.h"
 #include "runtime/status.h"
 
 namespace cumpi::protocol {
@@ -28,6 +30,18 @@ inline void progress_if_pending() {
   }
 }
 
+// progress_if_pending() one call in kSweepEvery: for loops and calls that
+// wait for host requests while device operations are pending. A sweep tests
+// every pending operation (an MPI call each), which host traffic must not
+// pay on every call; a peer waiting for this rank's service still gets it
+// within a few microseconds.
+constexpr unsigned kSweepEvery = 8;
+void progress_now_and_then();
+
+// Waits for a host request while device operations are pending: tests it,
+// and progresses the engine now and then.
+Status wait_serving(MPI_Request* request, MPI_Status* status);
+
 // Takes over `operation`, whose inner request is posted, and gives the user
 // its generalized request; errors of the operation go to comm's handler.
 Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request, MPI_Comm comm);
@@ -35,6 +49,9 @@ Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request, MP
 // The outcome behind one of cumpi's generalized requests, while MPI has
 // not freed it; null for any other request.
 std::shared_ptr<Outcome> outcome_of(MPI_Request request);
+// The same for `count` requests at once; *outcomes stays empty when none is
+// cumpi's, and otherwise holds one entry per request (null for others).
+void outcomes_of(int count, const MPI_Request requests[], std::vector<std::shared_ptr<Outcome>>* outcomes);
 // Whether any of cumpi's generalized requests exists (until MPI frees it).
 inline std::atomic<std::size_t> g_generalized_requests{0};
 inline bool has_generalized_requests() { return g_generalized_requests.load(std::memory_order_relaxed) != 0; }

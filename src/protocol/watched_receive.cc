@@ -207,7 +207,6 @@ Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int ta
   return watched_irecv(buffer, count, type, source, tag, comm, request);
 }
 
-bool host_receive_may_block_in_mpi() { return !has_queued_messages() && !has_pending_operations(); }
 
 namespace {
 
@@ -255,17 +254,26 @@ bool must_land_privately(const void* buffer, int count, MPI_Datatype type) {
   return envelopes_may_arrive() && overlaps_pending_receive(buffer, count, type);
 }
 
-Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                         MPI_Status* status) {
+Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                 MPI_Status* status) {
   serve_grants();
-  if (must_land_privately(buffer, count, type)) {
+  if (has_queued_messages() || must_land_privately(buffer, count, type)) {
     return watched_recv(buffer, count, type, source, tag, comm, status);
   }
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
-  const int rc = real_mpi().Recv(buffer, count, type, source, tag, comm, result);
-  if (rc != MPI_SUCCESS) {
-    return from_mpi(rc);
+  if (!has_pending_operations()) {
+    const int rc = real_mpi().Recv(buffer, count, type, source, tag, comm, result);
+    if (rc != MPI_SUCCESS) {
+      return from_mpi(rc);
+    }
+  } else {
+    MPI_Request request = MPI_REQUEST_NULL;
+    Status received = from_mpi(real_mpi().Irecv(buffer, count, type, source, tag, comm, &request));
+    if (received.is_ok()) received = wait_serving(&request, result);
+    if (!received.is_ok()) {
+      return received;
+    }
   }
   return look_at_host_receive(buffer, count, type, comm, status_bytes(*result), result);
 }

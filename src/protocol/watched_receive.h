@@ -73,13 +73,13 @@ Status watched_recv(void* buffer, int count, MPI_Datatype type, int source, int 
                     MPI_Status* status);
 Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                      MPI_Request* request);
-// A blocking receive into host memory while nothing of the engine's needs
-// service and no message is queued: the real MPI_Recv, then a look at what
-// arrived; an envelope is pulled into the buffer before returning.
-Status host_recv_checked(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                         MPI_Status* status);
-// True when a host receive can take that route.
-bool host_receive_may_block_in_mpi();
+// A blocking receive into host memory: the real MPI_Recv and a look at what
+// arrived (an envelope is pulled before returning); while device operations
+// need service, MPI_Irecv and a wait that serves them. Queued messages, and
+// memory a pending receive may write while envelopes may arrive, take a
+// watched receive instead.
+Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                 MPI_Status* status);
 // After a real blocking receive into the user's host buffer delivered
 // `received` bytes (*result its status): when they are an envelope, its
 // message is pulled in and *result corrected.
