@@ -1,10 +1,13 @@
 // Collectives on every mix of host and device buffers: every predefined op
 // on int, float, double, signed char and double complex, MAXLOC/MINLOC on
 // pair types, a user-defined op, MPI_IN_PLACE, the rooted and v-variants
-// (whose gaps must stay untouched) and the nonblocking forms. Expected values
-// are computed on each rank from the formula every rank's input follows.
+// (whose gaps must stay untouched), Alltoallw, Reduce_local, the
+// neighbourhood collectives on a line and a star, and every nonblocking form.
+// Expected values are computed on each rank from the formula every rank's
+// input follows.
 #include <mpi.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdio>
 #include <functional>
@@ -55,8 +58,8 @@ bool same(const std::vector<T>& a, const std::vector<T>& b) {
 
 template <typename T>
 void check_allreduce(Placement placement, MPI_Datatype type, MPI_Op op, const char* op_name,
-                     std::function<T(int rank, int i)> input, std::function<T(T, T)> fold, int count,
-                     bool in_place, bool nonblocking) {
+                     std::function<T(int rank, int i)> input, std::function<T(T, T)> fold, int count, bool in_place,
+                     bool nonblocking) {
   Checks::instance().set_context(format("Allreduce %s %s count %d%s%s", name(placement), op_name, count,
                                         in_place ? " in place" : "", nonblocking ? " (Iallreduce)" : ""));
   std::vector<T> mine(static_cast<std::size_t>(count));
@@ -108,11 +111,13 @@ void arithmetic_ops(Placement placement, MPI_Datatype type, const char* type_nam
   }
   for (const Op& op : ops) {
     const std::string label = std::string(type_name) + " " + op.name;
-    std::function<T(int, int)> input = op.logical ? std::function<T(int, int)>(bits) : std::function<T(int, int)>(small);
+    std::function<T(int, int)> input =
+        op.logical ? std::function<T(int, int)>(bits) : std::function<T(int, int)>(small);
     check_allreduce<T>(placement, type, op.op, label.c_str(), input, op.fold, 1000, false, false);
   }
-  check_allreduce<T>(placement, type, MPI_SUM, (std::string(type_name) + " SUM").c_str(), small,
-                     [](T a, T b) { return static_cast<T>(a + b); }, 1000, true, false);
+  check_allreduce<T>(
+      placement, type, MPI_SUM, (std::string(type_name) + " SUM").c_str(), small,
+      [](T a, T b) { return static_cast<T>(a + b); }, 1000, true, false);
 }
 
 template <typename Pair>
@@ -126,10 +131,10 @@ void location_ops(Placement placement, MPI_Datatype type, const char* type_name)
     if (a.value != b.value) return a.value < b.value ? a : b;
     return a.index < b.index ? a : b;
   };
-  check_allreduce<Pair>(placement, type, MPI_MAXLOC, (std::string(type_name) + " MAXLOC").c_str(), input, maxloc,
-                        500, false, false);
-  check_allreduce<Pair>(placement, type, MPI_MINLOC, (std::string(type_name) + " MINLOC").c_str(), input, minloc,
-                        500, true, false);
+  check_allreduce<Pair>(placement, type, MPI_MAXLOC, (std::string(type_name) + " MAXLOC").c_str(), input, maxloc, 500,
+                        false, false);
+  check_allreduce<Pair>(placement, type, MPI_MINLOC, (std::string(type_name) + " MINLOC").c_str(), input, minloc, 500,
+                        true, false);
 }
 
 struct IntPair {
@@ -158,17 +163,20 @@ void allreduce_suite(Placement placement) {
   arithmetic_ops<double>(placement, MPI_DOUBLE, "double");
   using Complex = std::complex<double>;
   auto complex_input = [](int rank, int i) { return Complex((rank + i) % 3 + 1, (rank * 2 + i) % 3 - 1); };
-  check_allreduce<Complex>(placement, MPI_C_DOUBLE_COMPLEX, MPI_SUM, "double complex SUM", complex_input,
-                           [](Complex a, Complex b) { return a + b; }, 700, false, false);
-  check_allreduce<Complex>(placement, MPI_C_DOUBLE_COMPLEX, MPI_PROD, "double complex PROD", complex_input,
-                           [](Complex a, Complex b) { return a * b; }, 700, false, false);
+  check_allreduce<Complex>(
+      placement, MPI_C_DOUBLE_COMPLEX, MPI_SUM, "double complex SUM", complex_input,
+      [](Complex a, Complex b) { return a + b; }, 700, false, false);
+  check_allreduce<Complex>(
+      placement, MPI_C_DOUBLE_COMPLEX, MPI_PROD, "double complex PROD", complex_input,
+      [](Complex a, Complex b) { return a * b; }, 700, false, false);
   location_ops<IntPair>(placement, MPI_2INT, "2int");
   location_ops<DoublePair>(placement, MPI_DOUBLE_INT, "double_int");
   MPI_Op user;
   MPI_Op_create(modular_sum, 1, &user);
-  check_allreduce<int>(placement, MPI_INT, user, "user-defined modular sum",
-                       [](int rank, int i) { return (rank * 389 + i * 17) % 1000; },
-                       [](int a, int b) { return (a + b) % 1000; }, 4096, false, false);
+  check_allreduce<int>(
+      placement, MPI_INT, user, "user-defined modular sum",
+      [](int rank, int i) { return (rank * 389 + i * 17) % 1000; }, [](int a, int b) { return (a + b) % 1000; }, 4096,
+      false, false);
   MPI_Op_free(&user);
   // Large and nonblocking.
   auto value = [](int rank, int i) { return (rank + i) % 97; };
@@ -181,6 +189,19 @@ void allreduce_suite(Placement placement) {
 // ---- Every other collective ---------------------------------------------
 
 int value_of(int rank, int block, int j) { return rank * 100000 + block * 1000 + j; }
+
+// The blocking call, or the nonblocking one waited for.
+template <typename Blocking, typename Nonblocking>
+void call(bool nonblocking, Blocking blocking, Nonblocking start) {
+  if (!nonblocking) {
+    blocking();
+    return;
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  start(&request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+}
+const char* form(bool nonblocking) { return nonblocking ? " (nonblocking)" : ""; }
 
 void bcast_and_reduce(Placement placement, int k, bool nonblocking) {
   const int root = g_size - 1;
@@ -202,8 +223,8 @@ void bcast_and_reduce(Placement placement, int k, bool nonblocking) {
     // In place at root 0: Debian 12's MPICH 4.0.2 crashes in its own
     // MPI_Reduce with MPI_IN_PLACE at another root for large counts.
     const int reduce_root = in_place ? 0 : 1 % g_size;
-    Checks::instance().set_context(format("Reduce %s k=%d%s%s", name(placement), k, in_place ? " in place" : "",
-                                          nonblocking ? " (Ireduce)" : ""));
+    Checks::instance().set_context(
+        format("Reduce %s k=%d%s%s", name(placement), k, in_place ? " in place" : "", nonblocking ? " (Ireduce)" : ""));
     std::vector<int> mine(static_cast<std::size_t>(k));
     std::vector<int> expected(static_cast<std::size_t>(k), 0);
     for (int j = 0; j < k; ++j) {
@@ -259,13 +280,15 @@ void gathers(Placement placement, int k, bool nonblocking) {
     }
     CHECK_TRUE(same(expected, get<int>(recv, total)), "gathered blocks");
 
-    if (nonblocking) continue;
-    Checks::instance().set_context(format("Gather %s k=%d%s", name(placement), k, in_place ? " in place" : ""));
+    Checks::instance().set_context(
+        format("Gather %s k=%d%s%s", name(placement), k, in_place ? " in place" : "", form(nonblocking)));
     const int root = 0;
     const bool root_in_place = in_place && g_rank == root;
     put(recv, root_in_place ? initial : std::vector<int>(total, -1));
-    MPI_Gather(root_in_place ? MPI_IN_PLACE : send.data(), k, MPI_INT, recv.data(), k, MPI_INT, root,
-               MPI_COMM_WORLD);
+    const void* gathered = root_in_place ? MPI_IN_PLACE : send.data();
+    call(
+        nonblocking, [&] { MPI_Gather(gathered, k, MPI_INT, recv.data(), k, MPI_INT, root, MPI_COMM_WORLD); },
+        [&](MPI_Request* r) { MPI_Igather(gathered, k, MPI_INT, recv.data(), k, MPI_INT, root, MPI_COMM_WORLD, r); });
     if (g_rank == root) CHECK_TRUE(same(expected, get<int>(recv, total)), "gathered at the root");
   }
 }
@@ -283,7 +306,7 @@ void v_layout(std::vector<int>& counts, std::vector<int>& displs, std::size_t* s
   *span = static_cast<std::size_t>(next);
 }
 
-void v_collectives(Placement placement) {
+void v_collectives(Placement placement, bool nonblocking) {
   std::vector<int> counts;
   std::vector<int> displs;
   std::size_t span = 0;
@@ -298,27 +321,51 @@ void v_collectives(Placement placement) {
   Buffer recv(recv_memory(placement), span * sizeof(int));
   put(send, mine);
 
-  Checks::instance().set_context(format("Allgatherv %s", name(placement)));
+  Checks::instance().set_context(format("Allgatherv %s%s", name(placement), form(nonblocking)));
   put(recv, std::vector<int>(span, -1));
-  MPI_Allgatherv(send.data(), counts[g_rank], MPI_INT, recv.data(), counts.data(), displs.data(), MPI_INT,
-                 MPI_COMM_WORLD);
+  call(
+      nonblocking,
+      [&] {
+        MPI_Allgatherv(send.data(), counts[g_rank], MPI_INT, recv.data(), counts.data(), displs.data(), MPI_INT,
+                       MPI_COMM_WORLD);
+      },
+      [&](MPI_Request* r) {
+        MPI_Iallgatherv(send.data(), counts[g_rank], MPI_INT, recv.data(), counts.data(), displs.data(), MPI_INT,
+                        MPI_COMM_WORLD, r);
+      });
   CHECK_TRUE(same(expected, get<int>(recv, span)), "blocks in place, gaps untouched");
 
-  Checks::instance().set_context(format("Gatherv %s", name(placement)));
+  Checks::instance().set_context(format("Gatherv %s%s", name(placement), form(nonblocking)));
   put(recv, std::vector<int>(span, -1));
-  MPI_Gatherv(send.data(), counts[g_rank], MPI_INT, recv.data(), counts.data(), displs.data(), MPI_INT, 0,
-              MPI_COMM_WORLD);
+  call(
+      nonblocking,
+      [&] {
+        MPI_Gatherv(send.data(), counts[g_rank], MPI_INT, recv.data(), counts.data(), displs.data(), MPI_INT, 0,
+                    MPI_COMM_WORLD);
+      },
+      [&](MPI_Request* r) {
+        MPI_Igatherv(send.data(), counts[g_rank], MPI_INT, recv.data(), counts.data(), displs.data(), MPI_INT, 0,
+                     MPI_COMM_WORLD, r);
+      });
   if (g_rank == 0) CHECK_TRUE(same(expected, get<int>(recv, span)), "gathered blocks, gaps untouched");
 
-  Checks::instance().set_context(format("Scatterv %s", name(placement)));
+  Checks::instance().set_context(format("Scatterv %s%s", name(placement), form(nonblocking)));
   Buffer whole(send_memory(placement), span * sizeof(int));
   put(whole, expected);
   Buffer part(recv_memory(placement), mine.size() * sizeof(int));
-  MPI_Scatterv(whole.data(), counts.data(), displs.data(), MPI_INT, part.data(), counts[g_rank], MPI_INT, 0,
-               MPI_COMM_WORLD);
+  call(
+      nonblocking,
+      [&] {
+        MPI_Scatterv(whole.data(), counts.data(), displs.data(), MPI_INT, part.data(), counts[g_rank], MPI_INT, 0,
+                     MPI_COMM_WORLD);
+      },
+      [&](MPI_Request* r) {
+        MPI_Iscatterv(whole.data(), counts.data(), displs.data(), MPI_INT, part.data(), counts[g_rank], MPI_INT, 0,
+                      MPI_COMM_WORLD, r);
+      });
   CHECK_TRUE(same(mine, get<int>(part, mine.size())), "scattered block");
 
-  Checks::instance().set_context(format("Scatter %s", name(placement)));
+  Checks::instance().set_context(format("Scatter %s%s", name(placement), form(nonblocking)));
   const int k = 3;
   std::vector<int> blocks(static_cast<std::size_t>(k * g_size));
   for (int r = 0; r < g_size; ++r) {
@@ -327,13 +374,18 @@ void v_collectives(Placement placement) {
   Buffer all(send_memory(placement), blocks.size() * sizeof(int));
   put(all, blocks);
   Buffer one(recv_memory(placement), k * sizeof(int));
-  MPI_Scatter(all.data(), k, MPI_INT, one.data(), k, MPI_INT, 0, MPI_COMM_WORLD);
+  call(
+      nonblocking, [&] { MPI_Scatter(all.data(), k, MPI_INT, one.data(), k, MPI_INT, 0, MPI_COMM_WORLD); },
+      [&](MPI_Request* r) { MPI_Iscatter(all.data(), k, MPI_INT, one.data(), k, MPI_INT, 0, MPI_COMM_WORLD, r); });
   std::vector<int> my_block(blocks.begin() + g_rank * k, blocks.begin() + (g_rank + 1) * k);
   CHECK_TRUE(same(my_block, get<int>(one, k)), "scattered block");
   if (g_rank == 0) {
-    Checks::instance().set_context(format("Scatter %s in place", name(placement)));
+    Checks::instance().set_context(format("Scatter %s in place%s", name(placement), form(nonblocking)));
   }
-  MPI_Scatter(all.data(), k, MPI_INT, g_rank == 0 ? MPI_IN_PLACE : one.data(), k, MPI_INT, 0, MPI_COMM_WORLD);
+  void* scattered = g_rank == 0 ? MPI_IN_PLACE : one.data();
+  call(
+      nonblocking, [&] { MPI_Scatter(all.data(), k, MPI_INT, scattered, k, MPI_INT, 0, MPI_COMM_WORLD); },
+      [&](MPI_Request* r) { MPI_Iscatter(all.data(), k, MPI_INT, scattered, k, MPI_INT, 0, MPI_COMM_WORLD, r); });
   if (g_rank == 0) CHECK_TRUE(same(blocks, get<int>(all, blocks.size())), "root's buffer in place unchanged");
 }
 
@@ -359,14 +411,15 @@ void all_to_all(Placement placement, int k, bool nonblocking) {
     MPI_Alltoall(send.data(), k, MPI_INT, recv.data(), k, MPI_INT, MPI_COMM_WORLD);
   }
   CHECK_TRUE(same(expected, get<int>(recv, total)), "exchanged blocks");
-  if (nonblocking) return;
 
-  Checks::instance().set_context(format("Alltoall %s k=%d in place", name(placement), k));
+  Checks::instance().set_context(format("Alltoall %s k=%d in place%s", name(placement), k, form(nonblocking)));
   put(recv, out);
-  MPI_Alltoall(MPI_IN_PLACE, k, MPI_INT, recv.data(), k, MPI_INT, MPI_COMM_WORLD);
+  call(
+      nonblocking, [&] { MPI_Alltoall(MPI_IN_PLACE, k, MPI_INT, recv.data(), k, MPI_INT, MPI_COMM_WORLD); },
+      [&](MPI_Request* r) { MPI_Ialltoall(MPI_IN_PLACE, k, MPI_INT, recv.data(), k, MPI_INT, MPI_COMM_WORLD, r); });
   CHECK_TRUE(same(expected, get<int>(recv, total)), "exchanged blocks in place");
 
-  Checks::instance().set_context(format("Alltoallv %s", name(placement)));
+  Checks::instance().set_context(format("Alltoallv %s k=%d%s", name(placement), k, form(nonblocking)));
   // Rank r sends q + 1 ints to rank q; gaps of one int between received blocks.
   std::vector<int> scounts(g_size), sdispls(g_size), rcounts(g_size), rdispls(g_size);
   int soffset = 0;
@@ -389,15 +442,51 @@ void all_to_all(Placement placement, int k, bool nonblocking) {
   Buffer vrecv(recv_memory(placement), vexpected.size() * sizeof(int));
   put(vsend, vout);
   put(vrecv, std::vector<int>(vexpected.size(), -1));
-  MPI_Alltoallv(vsend.data(), scounts.data(), sdispls.data(), MPI_INT, vrecv.data(), rcounts.data(), rdispls.data(),
-                MPI_INT, MPI_COMM_WORLD);
+  call(
+      nonblocking,
+      [&] {
+        MPI_Alltoallv(vsend.data(), scounts.data(), sdispls.data(), MPI_INT, vrecv.data(), rcounts.data(),
+                      rdispls.data(), MPI_INT, MPI_COMM_WORLD);
+      },
+      [&](MPI_Request* r) {
+        MPI_Ialltoallv(vsend.data(), scounts.data(), sdispls.data(), MPI_INT, vrecv.data(), rcounts.data(),
+                       rdispls.data(), MPI_INT, MPI_COMM_WORLD, r);
+      });
   CHECK_TRUE(same(vexpected, get<int>(vrecv, vexpected.size())), "v-exchanged blocks, gaps untouched");
+
+  // Alltoallw: the same blocks, each peer's as its own type (q + 1 ints as
+  // one contiguous type to rank q), at byte displacements.
+  Checks::instance().set_context(format("Alltoallw %s k=%d%s", name(placement), k, form(nonblocking)));
+  std::vector<MPI_Datatype> stypes(g_size), rtypes(g_size);
+  std::vector<int> wscounts(g_size, 1), wrcounts(g_size, 1), wsdispls(g_size), wrdispls(g_size);
+  for (int q = 0; q < g_size; ++q) {
+    MPI_Type_contiguous(scounts[q], MPI_INT, &stypes[q]);
+    MPI_Type_commit(&stypes[q]);
+    rtypes[q] = MPI_INT;
+    wrcounts[q] = rcounts[q];
+    wsdispls[q] = sdispls[q] * static_cast<int>(sizeof(int));
+    wrdispls[q] = rdispls[q] * static_cast<int>(sizeof(int));
+  }
+  put(vrecv, std::vector<int>(vexpected.size(), -1));
+  call(
+      nonblocking,
+      [&] {
+        MPI_Alltoallw(vsend.data(), wscounts.data(), wsdispls.data(), stypes.data(), vrecv.data(), wrcounts.data(),
+                      wrdispls.data(), rtypes.data(), MPI_COMM_WORLD);
+      },
+      [&](MPI_Request* r) {
+        MPI_Ialltoallw(vsend.data(), wscounts.data(), wsdispls.data(), stypes.data(), vrecv.data(), wrcounts.data(),
+                       wrdispls.data(), rtypes.data(), MPI_COMM_WORLD, r);
+      });
+  CHECK_TRUE(same(vexpected, get<int>(vrecv, vexpected.size())), "w-exchanged blocks, gaps untouched");
+  for (MPI_Datatype& type : stypes) MPI_Type_free(&type);
 }
 
-void scans_and_reduce_scatter(Placement placement) {
+void scans_and_reduce_scatter(Placement placement, bool nonblocking) {
   const int k = 257;
   for (int in_place = 0; in_place < 2; ++in_place) {
-    Checks::instance().set_context(format("Scan/Exscan %s%s", name(placement), in_place ? " in place" : ""));
+    Checks::instance().set_context(
+        format("Scan/Exscan %s%s%s", name(placement), in_place ? " in place" : "", form(nonblocking)));
     std::vector<int> mine(k);
     std::vector<int> inclusive(k, 0);
     std::vector<int> exclusive(k, 0);
@@ -410,10 +499,15 @@ void scans_and_reduce_scatter(Placement placement) {
     Buffer recv(recv_memory(placement), k * sizeof(int));
     put(send, mine);
     put(recv, in_place ? mine : std::vector<int>(k, -3));
-    MPI_Scan(in_place ? MPI_IN_PLACE : send.data(), recv.data(), k, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    const void* input = in_place ? MPI_IN_PLACE : send.data();
+    call(
+        nonblocking, [&] { MPI_Scan(input, recv.data(), k, MPI_INT, MPI_SUM, MPI_COMM_WORLD); },
+        [&](MPI_Request* r) { MPI_Iscan(input, recv.data(), k, MPI_INT, MPI_SUM, MPI_COMM_WORLD, r); });
     CHECK_TRUE(same(inclusive, get<int>(recv, k)), "inclusive scan");
     put(recv, in_place ? mine : std::vector<int>(k, -3));
-    MPI_Exscan(in_place ? MPI_IN_PLACE : send.data(), recv.data(), k, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    call(
+        nonblocking, [&] { MPI_Exscan(input, recv.data(), k, MPI_INT, MPI_SUM, MPI_COMM_WORLD); },
+        [&](MPI_Request* r) { MPI_Iexscan(input, recv.data(), k, MPI_INT, MPI_SUM, MPI_COMM_WORLD, r); });
     if (g_rank == 0) {
       CHECK_TRUE(same(in_place ? mine : std::vector<int>(k, -3), get<int>(recv, k)),
                  "rank 0's exclusive scan buffer untouched");
@@ -422,7 +516,8 @@ void scans_and_reduce_scatter(Placement placement) {
     }
   }
   for (int in_place = 0; in_place < 2; ++in_place) {
-    Checks::instance().set_context(format("Reduce_scatter %s%s", name(placement), in_place ? " in place" : ""));
+    Checks::instance().set_context(
+        format("Reduce_scatter %s%s%s", name(placement), in_place ? " in place" : "", form(nonblocking)));
     std::vector<int> counts(g_size);
     int total = 0;
     int offset = 0;
@@ -445,11 +540,16 @@ void scans_and_reduce_scatter(Placement placement) {
     } else {
       put(recv, std::vector<int>(mine.size(), -1));
     }
-    MPI_Reduce_scatter(in_place ? MPI_IN_PLACE : send.data(), recv.data(), counts.data(), MPI_INT, MPI_SUM,
-                       MPI_COMM_WORLD);
+    const void* operand = in_place ? MPI_IN_PLACE : send.data();
+    call(
+        nonblocking, [&] { MPI_Reduce_scatter(operand, recv.data(), counts.data(), MPI_INT, MPI_SUM, MPI_COMM_WORLD); },
+        [&](MPI_Request* r) {
+          MPI_Ireduce_scatter(operand, recv.data(), counts.data(), MPI_INT, MPI_SUM, MPI_COMM_WORLD, r);
+        });
     CHECK_TRUE(same(expected, get<int>(recv, expected.size())), "reduced block");
 
-    Checks::instance().set_context(format("Reduce_scatter_block %s%s", name(placement), in_place ? " in place" : ""));
+    Checks::instance().set_context(
+        format("Reduce_scatter_block %s%s%s", name(placement), in_place ? " in place" : "", form(nonblocking)));
     const int block = 5;
     std::vector<int> input(static_cast<std::size_t>(block * g_size));
     for (int j = 0; j < block * g_size; ++j) input[j] = value_of(g_rank, 7, j) % 1000;
@@ -461,10 +561,194 @@ void scans_and_reduce_scatter(Placement placement) {
     Buffer brecv(recv_memory(placement), input.size() * sizeof(int));
     put(bsend, input);
     put(brecv, in_place ? input : std::vector<int>(input.size(), -1));
-    MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : bsend.data(), brecv.data(), block, MPI_INT, MPI_SUM,
-                             MPI_COMM_WORLD);
+    const void* block_input = in_place ? MPI_IN_PLACE : bsend.data();
+    call(
+        nonblocking,
+        [&] { MPI_Reduce_scatter_block(block_input, brecv.data(), block, MPI_INT, MPI_SUM, MPI_COMM_WORLD); },
+        [&](MPI_Request* r) {
+          MPI_Ireduce_scatter_block(block_input, brecv.data(), block, MPI_INT, MPI_SUM, MPI_COMM_WORLD, r);
+        });
     CHECK_TRUE(same(reduced, get<int>(brecv, block)), "reduced block");
   }
+}
+
+// ---- Reduce_local and the neighbourhood collectives ---------------------
+
+void reduce_local(Placement placement) {
+  Checks::instance().set_context(format("Reduce_local %s", name(placement)));
+  const int k = 1000;
+  std::vector<int> in(k), inout(k), sum(k), maximum(k);
+  for (int j = 0; j < k; ++j) {
+    in[j] = value_of(g_rank, 8, j) % 997;
+    inout[j] = (j * 7) % 991;
+    sum[j] = in[j] + inout[j];
+    maximum[j] = std::max(in[j], sum[j]);
+  }
+  Buffer input(send_memory(placement), k * sizeof(int));
+  Buffer output(recv_memory(placement), k * sizeof(int));
+  put(input, in);
+  put(output, inout);
+  MPI_Reduce_local(input.data(), output.data(), k, MPI_INT, MPI_SUM);
+  CHECK_TRUE(same(sum, get<int>(output, k)), "inout = in + inout");
+  MPI_Reduce_local(input.data(), output.data(), k, MPI_INT, MPI_MAX);
+  CHECK_TRUE(same(maximum, get<int>(output, k)), "inout = max(in, inout)");
+  CHECK_TRUE(same(in, get<int>(input, k)), "in untouched");
+}
+
+// Block b of the receive buffer, k ints after a gap of one int before each
+// block: what the neighbour at `from` sent (value_of(from, tag, j)), or -1
+// where there is no neighbour.
+void expect_block(std::vector<int>& expected, int b, int k, int from, int tag) {
+  for (int j = 0; j < k; ++j) {
+    expected[static_cast<std::size_t>(1 + b * (k + 1) + j)] = from == MPI_PROC_NULL ? -1 : value_of(from, tag, j);
+  }
+}
+
+// A line of ranks without wraparound: the end ranks have one neighbour, and
+// the block of the missing one must stay untouched.
+void neighbourhood_line(Placement placement, bool nonblocking) {
+  MPI_Comm line;
+  int dims[1] = {g_size};
+  int periods[1] = {0};
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &line);
+  int left = MPI_PROC_NULL;
+  int right = MPI_PROC_NULL;
+  MPI_Cart_shift(line, 0, 1, &left, &right);
+  const int k = 300;
+  const std::size_t span = 2 * (k + 1);
+  const std::vector<int> counts = {k, k};
+  const std::vector<int> gapped = {1, k + 2};  // displacements with a gap before each block
+  const std::vector<int> packed = {0, k};
+  Buffer recv(recv_memory(placement), span * sizeof(int));
+
+  // Allgather(v): the same block to both neighbours.
+  std::vector<int> mine(k);
+  for (int j = 0; j < k; ++j) mine[j] = value_of(g_rank, 9, j);
+  Buffer one(send_memory(placement), k * sizeof(int));
+  put(one, mine);
+  std::vector<int> expected(span, -1);
+  expect_block(expected, 0, k, left, 9);
+  expect_block(expected, 1, k, right, 9);
+  Checks::instance().set_context(format("Neighbor_allgatherv line %s%s", name(placement), form(nonblocking)));
+  put(recv, std::vector<int>(span, -1));
+  call(
+      nonblocking,
+      [&] {
+        MPI_Neighbor_allgatherv(one.data(), k, MPI_INT, recv.data(), counts.data(), gapped.data(), MPI_INT, line);
+      },
+      [&](MPI_Request* r) {
+        MPI_Ineighbor_allgatherv(one.data(), k, MPI_INT, recv.data(), counts.data(), gapped.data(), MPI_INT, line, r);
+      });
+  CHECK_TRUE(same(expected, get<int>(recv, span)), "blocks from both neighbours, gaps and missing ones untouched");
+  Checks::instance().set_context(format("Neighbor_allgather line %s%s", name(placement), form(nonblocking)));
+  // Without gaps: the blocks packed from the second int on.
+  put(recv, std::vector<int>(span, -1));
+  call(
+      nonblocking, [&] { MPI_Neighbor_allgather(one.data(), k, MPI_INT, recv.as<int>() + 1, k, MPI_INT, line); },
+      [&](MPI_Request* r) {
+        MPI_Ineighbor_allgather(one.data(), k, MPI_INT, recv.as<int>() + 1, k, MPI_INT, line, r);
+      });
+  std::vector<int> packed_expected(span, -1);
+  for (int j = 0; j < k; ++j) {
+    packed_expected[static_cast<std::size_t>(1 + j)] = left == MPI_PROC_NULL ? -1 : value_of(left, 9, j);
+    packed_expected[static_cast<std::size_t>(1 + k + j)] = right == MPI_PROC_NULL ? -1 : value_of(right, 9, j);
+  }
+  CHECK_TRUE(same(packed_expected, get<int>(recv, span)), "blocks from both neighbours, missing ones untouched");
+
+  // Alltoall(v,w): block 0 goes left, block 1 right; block 0 comes from the
+  // left neighbour's block 1.
+  std::vector<int> out(2 * k);
+  for (int j = 0; j < k; ++j) {
+    out[static_cast<std::size_t>(j)] = value_of(g_rank, 10, j);
+    out[static_cast<std::size_t>(k + j)] = value_of(g_rank, 11, j);
+  }
+  Buffer two(send_memory(placement), out.size() * sizeof(int));
+  put(two, out);
+  expected.assign(span, -1);
+  expect_block(expected, 0, k, left, 11);
+  expect_block(expected, 1, k, right, 10);
+  Checks::instance().set_context(format("Neighbor_alltoall line %s%s", name(placement), form(nonblocking)));
+  put(recv, std::vector<int>(span, -1));
+  std::vector<int> exchanged_expected(span, -1);
+  for (int j = 0; j < k; ++j) {
+    exchanged_expected[static_cast<std::size_t>(1 + j)] = left == MPI_PROC_NULL ? -1 : value_of(left, 11, j);
+    exchanged_expected[static_cast<std::size_t>(1 + k + j)] = right == MPI_PROC_NULL ? -1 : value_of(right, 10, j);
+  }
+  call(
+      nonblocking, [&] { MPI_Neighbor_alltoall(two.data(), k, MPI_INT, recv.as<int>() + 1, k, MPI_INT, line); },
+      [&](MPI_Request* r) { MPI_Ineighbor_alltoall(two.data(), k, MPI_INT, recv.as<int>() + 1, k, MPI_INT, line, r); });
+  CHECK_TRUE(same(exchanged_expected, get<int>(recv, span)), "exchanged blocks, missing ones untouched");
+  Checks::instance().set_context(format("Neighbor_alltoallv line %s%s", name(placement), form(nonblocking)));
+  put(recv, std::vector<int>(span, -1));
+  call(
+      nonblocking,
+      [&] {
+        MPI_Neighbor_alltoallv(two.data(), counts.data(), packed.data(), MPI_INT, recv.data(), counts.data(),
+                               gapped.data(), MPI_INT, line);
+      },
+      [&](MPI_Request* r) {
+        MPI_Ineighbor_alltoallv(two.data(), counts.data(), packed.data(), MPI_INT, recv.data(), counts.data(),
+                                gapped.data(), MPI_INT, line, r);
+      });
+  CHECK_TRUE(same(expected, get<int>(recv, span)), "exchanged blocks, gaps and missing ones untouched");
+  Checks::instance().set_context(format("Neighbor_alltoallw line %s%s", name(placement), form(nonblocking)));
+  MPI_Datatype block_type;
+  MPI_Type_contiguous(k, MPI_INT, &block_type);
+  MPI_Type_commit(&block_type);
+  const std::vector<int> ones = {1, 1};
+  const std::vector<MPI_Datatype> send_types = {block_type, block_type};
+  const std::vector<MPI_Datatype> receive_types = {MPI_INT, MPI_INT};
+  const std::vector<MPI_Aint> send_bytes = {0, static_cast<MPI_Aint>(k * sizeof(int))};
+  const std::vector<MPI_Aint> receive_bytes = {static_cast<MPI_Aint>(sizeof(int)),
+                                               static_cast<MPI_Aint>((k + 2) * sizeof(int))};
+  put(recv, std::vector<int>(span, -1));
+  call(
+      nonblocking,
+      [&] {
+        MPI_Neighbor_alltoallw(two.data(), ones.data(), send_bytes.data(), send_types.data(), recv.data(),
+                               counts.data(), receive_bytes.data(), receive_types.data(), line);
+      },
+      [&](MPI_Request* r) {
+        MPI_Ineighbor_alltoallw(two.data(), ones.data(), send_bytes.data(), send_types.data(), recv.data(),
+                                counts.data(), receive_bytes.data(), receive_types.data(), line, r);
+      });
+  CHECK_TRUE(same(expected, get<int>(recv, span)), "w-exchanged blocks, gaps and missing ones untouched");
+  MPI_Type_free(&block_type);
+  MPI_Comm_free(&line);
+}
+
+// A distributed graph where every other rank sends to rank 0: in- and
+// out-degrees differ, and differ between ranks.
+void neighbourhood_star(Placement placement, bool nonblocking) {
+  Checks::instance().set_context(format("Neighbor_alltoall star %s%s", name(placement), form(nonblocking)));
+  std::vector<int> sources;
+  std::vector<int> destinations;
+  if (g_rank == 0) {
+    for (int r = 1; r < g_size; ++r) sources.push_back(r);
+  } else {
+    destinations.push_back(0);
+  }
+  MPI_Comm star;
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(sources.size()), sources.data(), MPI_UNWEIGHTED,
+                                 static_cast<int>(destinations.size()), destinations.data(), MPI_UNWEIGHTED,
+                                 MPI_INFO_NULL, 0, &star);
+  const int k = 500;
+  std::vector<int> out(k);
+  for (int j = 0; j < k; ++j) out[j] = value_of(g_rank, 12, j);
+  const std::size_t received = static_cast<std::size_t>(k) * sources.size();
+  Buffer send(send_memory(placement), out.size() * sizeof(int));
+  Buffer recv(recv_memory(placement), (received + 1) * sizeof(int));
+  put(send, out);
+  put(recv, std::vector<int>(received + 1, -1));
+  call(
+      nonblocking, [&] { MPI_Neighbor_alltoall(send.data(), k, MPI_INT, recv.data(), k, MPI_INT, star); },
+      [&](MPI_Request* r) { MPI_Ineighbor_alltoall(send.data(), k, MPI_INT, recv.data(), k, MPI_INT, star, r); });
+  std::vector<int> expected(received + 1, -1);
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    for (int j = 0; j < k; ++j) expected[i * k + static_cast<std::size_t>(j)] = value_of(sources[i], 12, j);
+  }
+  CHECK_TRUE(same(expected, get<int>(recv, received + 1)), "one block from each source, the int after untouched");
+  MPI_Comm_free(&star);
 }
 
 }  // namespace
@@ -484,11 +768,16 @@ int main(int argc, char** argv) {
       gathers(placement, k, false);
       all_to_all(placement, k, false);
     }
+    for (bool nonblocking : {false, true}) {
+      v_collectives(placement, nonblocking);
+      scans_and_reduce_scatter(placement, nonblocking);
+      neighbourhood_line(placement, nonblocking);
+      neighbourhood_star(placement, nonblocking);
+    }
     bcast_and_reduce(placement, 1000, true);
     gathers(placement, 1000, true);
     all_to_all(placement, 1000, true);
-    v_collectives(placement);
-    scans_and_reduce_scatter(placement);
+    reduce_local(placement);
   }
   Checks::instance().set_context("end");
   const int result = Checks::instance().finish();

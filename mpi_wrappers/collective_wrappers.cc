@@ -12,16 +12,15 @@ bool any_on_device(const void* sendbuf, const void* recvbuf) {
 }
 }  // namespace
 
-int intercept_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                        MPI_Comm comm) {
+int intercept_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Allreduce(sendbuf, recvbuf, count, type, op, comm);
   }
   return in_engine(comm, [=] { return coll::allreduce(sendbuf, recvbuf, count, type, op, comm, nullptr); });
 }
 
-int intercept_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                         MPI_Comm comm, MPI_Request* request) {
+int intercept_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                         MPI_Request* request) {
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   }
@@ -63,9 +62,8 @@ int intercept_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   }
-  return in_engine(comm, [=] {
-    return coll::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr);
-  });
+  return in_engine(
+      comm, [=] { return coll::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr); });
 }
 
 int intercept_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -73,9 +71,8 @@ int intercept_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendty
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   }
-  return in_engine(comm, [=] {
-    return coll::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  });
+  return in_engine(
+      comm, [=] { return coll::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
 }
 
 int intercept_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -83,9 +80,8 @@ int intercept_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   }
-  return in_engine(comm, [=] {
-    return coll::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr);
-  });
+  return in_engine(
+      comm, [=] { return coll::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr); });
 }
 
 int intercept_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -93,9 +89,8 @@ int intercept_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   }
-  return in_engine(comm, [=] {
-    return coll::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  });
+  return in_engine(
+      comm, [=] { return coll::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
 }
 
 int intercept_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -104,7 +99,7 @@ int intercept_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendty
     return real().Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   }
   return in_engine(comm, [=] {
-    return coll::allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    return coll::allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nullptr);
   });
 }
 
@@ -112,11 +107,11 @@ int intercept_Alltoallv(const void* sendbuf, const int sendcounts[], const int s
                         void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                         MPI_Comm comm) {
   if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                comm);
+    return real().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   }
   return in_engine(comm, [=] {
-    return coll::alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    return coll::alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                           nullptr);
   });
 }
 
@@ -126,17 +121,17 @@ int intercept_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
     return real().Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   }
   return in_engine(comm, [=] {
-    return coll::gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return coll::gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr);
   });
 }
 
-int intercept_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+int intercept_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                      const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
   }
   return in_engine(comm, [=] {
-    return coll::gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    return coll::gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, nullptr);
   });
 }
 
@@ -146,7 +141,7 @@ int intercept_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
     return real().Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   }
   return in_engine(comm, [=] {
-    return coll::scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return coll::scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr);
   });
 }
 
@@ -156,16 +151,16 @@ int intercept_Scatterv(const void* sendbuf, const int sendcounts[], const int di
     return real().Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
   }
   return in_engine(comm, [=] {
-    return coll::scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return coll::scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr);
   });
 }
 
-int intercept_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
-                             MPI_Op op, MPI_Comm comm) {
+int intercept_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
   }
-  return in_engine(comm, [=] { return coll::reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm); });
+  return in_engine(comm, [=] { return coll::reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, nullptr); });
 }
 
 int intercept_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
@@ -173,21 +168,270 @@ int intercept_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvc
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   }
-  return in_engine(comm, [=] { return coll::reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm); });
+  return in_engine(comm, [=] { return coll::reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, nullptr); });
 }
 
 int intercept_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Scan(sendbuf, recvbuf, count, type, op, comm);
   }
-  return in_engine(comm, [=] { return coll::scan(sendbuf, recvbuf, count, type, op, comm); });
+  return in_engine(comm, [=] { return coll::scan(sendbuf, recvbuf, count, type, op, comm, nullptr); });
 }
 
 int intercept_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Exscan(sendbuf, recvbuf, count, type, op, comm);
   }
-  return in_engine(comm, [=] { return coll::exscan(sendbuf, recvbuf, count, type, op, comm); });
+  return in_engine(comm, [=] { return coll::exscan(sendbuf, recvbuf, count, type, op, comm, nullptr); });
+}
+
+int intercept_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+  }
+  return in_engine(comm, [=] {
+    return coll::allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+  });
+}
+
+int intercept_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                         void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                             request);
+  }
+  return in_engine(comm, [=] {
+    return coll::alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                           request);
+  });
+}
+
+int intercept_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
+                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+  }
+  return in_engine(comm, [=] {
+    return coll::alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                           nullptr);
+  });
+}
+
+int intercept_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
+                         const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                             request);
+  }
+  return in_engine(comm, [=] {
+    return coll::alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                           request);
+  });
+}
+
+int intercept_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  }
+  return in_engine(comm, [=] {
+    return coll::gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  });
+}
+
+int intercept_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                       const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+  }
+  return in_engine(comm, [=] {
+    return coll::gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+  });
+}
+
+int intercept_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  }
+  return in_engine(comm, [=] {
+    return coll::scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  });
+}
+
+int intercept_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  }
+  return in_engine(comm, [=] {
+    return coll::scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  });
+}
+
+int intercept_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request);
+  }
+  return in_engine(comm, [=] { return coll::reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request); });
+}
+
+int intercept_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                                    MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
+  }
+  return in_engine(comm,
+                   [=] { return coll::reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request); });
+}
+
+int intercept_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                    MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Iscan(sendbuf, recvbuf, count, type, op, comm, request);
+  }
+  return in_engine(comm, [=] { return coll::scan(sendbuf, recvbuf, count, type, op, comm, request); });
+}
+
+int intercept_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                      MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Iexscan(sendbuf, recvbuf, count, type, op, comm, request);
+  }
+  return in_engine(comm, [=] { return coll::exscan(sendbuf, recvbuf, count, type, op, comm, request); });
+}
+
+int intercept_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr);
+  });
+}
+
+int intercept_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
+}
+
+int intercept_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                     nullptr);
+  });
+}
+
+int intercept_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                   MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                       request);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                     request);
+  });
+}
+
+int intercept_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                                MPI_Datatype recvtype, MPI_Comm comm) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr);
+  });
+}
+
+int intercept_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
+}
+
+int intercept_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                     comm);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                    comm, nullptr);
+  });
+}
+
+int intercept_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                      comm, request);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                    comm, request);
+  });
+}
+
+int intercept_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                     comm);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                    comm, nullptr);
+  });
+}
+
+int intercept_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                  const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                  MPI_Request* request) {
+  if (!any_on_device(sendbuf, recvbuf)) {
+    return real().Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                      comm, request);
+  }
+  return in_engine(comm, [=] {
+    return coll::neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                    comm, request);
+  });
+}
+
+// Errors of MPI_Reduce_local, which has no communicator, go to
+// MPI_COMM_WORLD (MPI 3.1, as the MPIs below cumpi implement).
+int intercept_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype type, MPI_Op op) {
+  if (!any_on_device(inbuf, inoutbuf)) {
+    return real().Reduce_local(inbuf, inoutbuf, count, type, op);
+  }
+  return in_engine(MPI_COMM_WORLD, [=] { return coll::reduce_local(inbuf, inoutbuf, count, type, op); });
 }
 
 }  // namespace cumpi::wrappers

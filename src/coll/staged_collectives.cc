@@ -133,8 +133,8 @@ Status symmetric_geometry(const void* sendbuf, int count, MPI_Datatype type, Geo
 }
 
 // One block per peer on the receive side (Allgather, Gather at the root).
-Status gathered_geometry(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                         int recvcount, MPI_Datatype recvtype, Geometry* geometry) {
+Status gathered_geometry(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                         MPI_Datatype recvtype, Geometry* geometry) {
   TypeLayout send_layout;
   TypeLayout receive_layout;
   int peers = 0;
@@ -148,25 +148,90 @@ Status gathered_geometry(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_
   geometry->send_used = true;
   geometry->receive = memory::span_of_uniform_blocks(receive_layout, peers, recvcount);
   geometry->receive_used = true;
-  geometry->preserve_receive = in_place(sendbuf) ||
+  geometry->preserve_receive =
+      in_place(sendbuf) ||
       !memory::fills_span(receive_layout, static_cast<std::int64_t>(recvcount) * peers, geometry->receive);
   return status;
 }
 
-// Blocks of varying size at given displacements.
-Status blocks_span(MPI_Comm comm, const int counts[], const int displs[], MPI_Datatype type, ByteSpan* span,
-                   bool* dense) {
+// `blocks` blocks of counts[i] elements at displs[i] extents of one type.
+Status blocks_span(int blocks, const int counts[], const int displs[], MPI_Datatype type, ByteSpan* span, bool* dense) {
   TypeLayout layout;
-  int peers = 0;
   Status status = layout_of(type, &layout);
-  if (status.is_ok()) status = peer_count(comm, &peers);
   if (!status.is_ok()) {
     return status;
   }
-  *span = memory::span_of_blocks(layout, peers, counts, displs);
-  const std::int64_t elements = std::accumulate(counts, counts + peers, std::int64_t{0});
+  *span = memory::span_of_blocks(layout, blocks, counts, displs);
+  const std::int64_t elements = std::accumulate(counts, counts + blocks, std::int64_t{0});
   *dense = memory::fills_span(layout, elements, *span);
   return status;
+}
+
+// The same with one block per peer of comm (the v-collectives).
+Status peer_blocks_span(MPI_Comm comm, const int counts[], const int displs[], MPI_Datatype type, ByteSpan* span,
+                        bool* dense) {
+  int peers = 0;
+  Status status = peer_count(comm, &peers);
+  return status.is_ok() ? blocks_span(peers, counts, displs, type, span, dense) : status;
+}
+
+// Blocks of counts[i] elements of types[i] at displs[i] bytes (the
+// w-collectives: int displacements in Alltoallw, MPI_Aint in the neighbour
+// form).
+template <typename Displacement>
+Status typed_blocks_span(int blocks, const int counts[], const Displacement displs[], const MPI_Datatype types[],
+                         ByteSpan* span, bool* dense) {
+  std::int64_t data_bytes = 0;
+  ByteSpan all;
+  for (int i = 0; i < blocks; ++i) {
+    if (counts[i] == 0) {
+      continue;
+    }
+    TypeLayout layout;
+    Status status = layout_of(types[i], &layout);
+    if (!status.is_ok()) {
+      return status;
+    }
+    ByteSpan block = memory::span_of(layout, counts[i]);
+    block.offset += static_cast<std::int64_t>(displs[i]);
+    all = memory::span_union(all, block);
+    data_bytes += static_cast<std::int64_t>(counts[i]) * layout.size;
+  }
+  *span = all;
+  *dense = static_cast<std::int64_t>(all.bytes) == data_bytes;
+  return Status::ok();
+}
+
+// How many neighbours comm's virtual topology gives this rank: blocks come
+// from `sources` and go to `destinations`.
+struct Neighbours {
+  int sources = 0;
+  int destinations = 0;
+};
+
+Status neighbours_of(MPI_Comm comm, Neighbours* out) {
+  const RealMpi& mpi = real_mpi();
+  int topology = MPI_UNDEFINED;
+  int rc = mpi.Topo_test(comm, &topology);
+  if (rc != MPI_SUCCESS) {
+    return Status::mpi(rc);
+  }
+  if (topology == MPI_CART) {
+    int dimensions = 0;
+    rc = mpi.Cartdim_get(comm, &dimensions);
+    out->sources = out->destinations = 2 * dimensions;
+  } else if (topology == MPI_GRAPH) {
+    int rank = 0;
+    int count = 0;
+    rc = mpi.Comm_rank(comm, &rank);
+    if (rc == MPI_SUCCESS) rc = mpi.Graph_neighbors_count(comm, rank, &count);
+    out->sources = out->destinations = count;
+  } else if (topology == MPI_DIST_GRAPH) {
+    int weighted = 0;
+    rc = mpi.Dist_graph_neighbors_count(comm, &out->sources, &out->destinations, &weighted);
+  }
+  // No topology: no blocks, and the real call raises MPI_ERR_TOPOLOGY.
+  return from_mpi(rc);
 }
 
 }  // namespace
@@ -184,18 +249,21 @@ Status allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype typ
   });
 }
 
-Status scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+Status scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+            MPI_Request* request) {
   Geometry geometry;
   Status status = symmetric_geometry(sendbuf, count, type, &geometry);
   if (!status.is_ok()) {
     return status;
   }
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Scan(s, r, count, type, op, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr ? real_mpi().Scan(s, r, count, type, op, comm)
+                            : real_mpi().Iscan(s, r, count, type, op, comm, inner);
   });
 }
 
-Status exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+Status exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request) {
   Geometry geometry;
   Status status = symmetric_geometry(sendbuf, count, type, &geometry);
   if (!status.is_ok()) {
@@ -203,8 +271,9 @@ Status exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   }
   // Rank 0's receive buffer is left as it was by MPI: keep its device bytes.
   geometry.preserve_receive = true;
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Exscan(s, r, count, type, op, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr ? real_mpi().Exscan(s, r, count, type, op, comm)
+                            : real_mpi().Iexscan(s, r, count, type, op, comm, inner);
   });
 }
 
@@ -279,12 +348,12 @@ Status alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 }
 
 Status allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                  const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+                  const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   TypeLayout send_layout;
   Geometry geometry;
   bool dense = true;
   Status status = layout_of(sendtype, &send_layout);
-  if (status.is_ok()) status = blocks_span(comm, recvcounts, displs, recvtype, &geometry.receive, &dense);
+  if (status.is_ok()) status = peer_blocks_span(comm, recvcounts, displs, recvtype, &geometry.receive, &dense);
   if (!status.is_ok()) {
     return status;
   }
@@ -292,32 +361,67 @@ Status allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   geometry.send_used = true;
   geometry.receive_used = true;
   geometry.preserve_receive = in_place(sendbuf) || !dense;
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Allgatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr
+               ? real_mpi().Allgatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, comm)
+               : real_mpi().Iallgatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, comm, inner);
   });
 }
 
-Status alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                 void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+Status alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                 MPI_Request* request) {
   Geometry geometry;
   bool send_dense = true;
   bool receive_dense = true;
   Status status;
-  if (!in_place(sendbuf)) status = blocks_span(comm, sendcounts, sdispls, sendtype, &geometry.send, &send_dense);
-  if (status.is_ok()) status = blocks_span(comm, recvcounts, rdispls, recvtype, &geometry.receive, &receive_dense);
+  if (!in_place(sendbuf)) status = peer_blocks_span(comm, sendcounts, sdispls, sendtype, &geometry.send, &send_dense);
+  if (status.is_ok()) {
+    status = peer_blocks_span(comm, recvcounts, rdispls, recvtype, &geometry.receive, &receive_dense);
+  }
   if (!status.is_ok()) {
     return status;
   }
   geometry.send_used = true;
   geometry.receive_used = true;
   geometry.preserve_receive = in_place(sendbuf) || !receive_dense;
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Alltoallv(s, sendcounts, sdispls, sendtype, r, recvcounts, rdispls, recvtype, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr
+               ? real_mpi().Alltoallv(s, sendcounts, sdispls, sendtype, r, recvcounts, rdispls, recvtype, comm)
+               : real_mpi().Ialltoallv(s, sendcounts, sdispls, sendtype, r, recvcounts, rdispls, recvtype, comm, inner);
+  });
+}
+
+Status alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                 void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                 MPI_Comm comm, MPI_Request* request) {
+  Geometry geometry;
+  bool send_dense = true;
+  bool receive_dense = true;
+  int peers = 0;
+  Status status = peer_count(comm, &peers);
+  if (status.is_ok() && !in_place(sendbuf)) {
+    status = typed_blocks_span(peers, sendcounts, sdispls, sendtypes, &geometry.send, &send_dense);
+  }
+  if (status.is_ok()) {
+    status = typed_blocks_span(peers, recvcounts, rdispls, recvtypes, &geometry.receive, &receive_dense);
+  }
+  if (!status.is_ok()) {
+    return status;
+  }
+  geometry.send_used = true;
+  geometry.receive_used = true;
+  geometry.preserve_receive = in_place(sendbuf) || !receive_dense;
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr
+               ? real_mpi().Alltoallw(s, sendcounts, sdispls, sendtypes, r, recvcounts, rdispls, recvtypes, comm)
+               : real_mpi().Ialltoallw(s, sendcounts, sdispls, sendtypes, r, recvcounts, rdispls, recvtypes, comm,
+                                       inner);
   });
 }
 
 Status gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int root, MPI_Comm comm) {
+              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   Geometry geometry;
   Rooted role;
   Status status = rooted(comm, root, &role);
@@ -329,13 +433,14 @@ Status gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
   }
   geometry.send_used = role.member;
   geometry.receive_used = role.holds_root_data;
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Gather(s, sendcount, sendtype, r, recvcount, recvtype, root, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr ? real_mpi().Gather(s, sendcount, sendtype, r, recvcount, recvtype, root, comm)
+                            : real_mpi().Igather(s, sendcount, sendtype, r, recvcount, recvtype, root, comm, inner);
   });
 }
 
 Status gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-               const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+               const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   Geometry geometry;
   Rooted role;
   TypeLayout send_layout;
@@ -344,7 +449,7 @@ Status gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   if (status.is_ok()) status = layout_of(sendtype, &send_layout);
   // The counts and displacements are significant at the root only.
   if (status.is_ok() && role.holds_root_data) {
-    status = blocks_span(comm, recvcounts, displs, recvtype, &geometry.receive, &dense);
+    status = peer_blocks_span(comm, recvcounts, displs, recvtype, &geometry.receive, &dense);
   }
   if (!status.is_ok()) {
     return status;
@@ -353,13 +458,15 @@ Status gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   geometry.send_used = role.member;
   geometry.receive_used = role.holds_root_data;
   geometry.preserve_receive = in_place(sendbuf) || !dense;
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Gatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, root, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr
+               ? real_mpi().Gatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, root, comm)
+               : real_mpi().Igatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, root, comm, inner);
   });
 }
 
 Status scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-               MPI_Datatype recvtype, int root, MPI_Comm comm) {
+               MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   Geometry geometry;
   Rooted role;
   TypeLayout send_layout;
@@ -377,13 +484,14 @@ Status scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   geometry.receive = memory::span_of(receive_layout, recvcount);
   geometry.receive_used = role.member && !in_place(recvbuf);
   geometry.preserve_receive = !memory::fills_span(receive_layout, recvcount, geometry.receive);
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Scatter(s, sendcount, sendtype, r, recvcount, recvtype, root, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr ? real_mpi().Scatter(s, sendcount, sendtype, r, recvcount, recvtype, root, comm)
+                            : real_mpi().Iscatter(s, sendcount, sendtype, r, recvcount, recvtype, root, comm, inner);
   });
 }
 
-Status scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+Status scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   Geometry geometry;
   Rooted role;
   TypeLayout receive_layout;
@@ -391,7 +499,7 @@ Status scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
   Status status = rooted(comm, root, &role);
   if (status.is_ok()) status = layout_of(recvtype, &receive_layout);
   if (status.is_ok() && role.holds_root_data) {
-    status = blocks_span(comm, sendcounts, displs, sendtype, &geometry.send, &send_dense);
+    status = peer_blocks_span(comm, sendcounts, displs, sendtype, &geometry.send, &send_dense);
   }
   if (!status.is_ok()) {
     return status;
@@ -400,13 +508,15 @@ Status scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
   geometry.receive = memory::span_of(receive_layout, recvcount);
   geometry.receive_used = role.member && !in_place(recvbuf);
   geometry.preserve_receive = !memory::fills_span(receive_layout, recvcount, geometry.receive);
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Scatterv(s, sendcounts, displs, sendtype, r, recvcount, recvtype, root, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr
+               ? real_mpi().Scatterv(s, sendcounts, displs, sendtype, r, recvcount, recvtype, root, comm)
+               : real_mpi().Iscatterv(s, sendcounts, displs, sendtype, r, recvcount, recvtype, root, comm, inner);
   });
 }
 
 Status reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
-                      MPI_Comm comm) {
+                      MPI_Comm comm, MPI_Request* request) {
   TypeLayout layout;
   int size = 0;
   int rank = 0;
@@ -425,13 +535,14 @@ Status reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[]
   geometry.receive = memory::span_of(layout, received);
   geometry.receive_used = true;
   geometry.preserve_receive = in_place(sendbuf) || !memory::fills_span(layout, received, geometry.receive);
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Reduce_scatter(s, r, recvcounts, type, op, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr ? real_mpi().Reduce_scatter(s, r, recvcounts, type, op, comm)
+                            : real_mpi().Ireduce_scatter(s, r, recvcounts, type, op, comm, inner);
   });
 }
 
 Status reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm) {
+                            MPI_Comm comm, MPI_Request* request) {
   TypeLayout layout;
   int size = 0;
   Status status = layout_of(type, &layout);
@@ -447,8 +558,152 @@ Status reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, M
   geometry.receive = memory::span_of(layout, received);
   geometry.receive_used = true;
   geometry.preserve_receive = in_place(sendbuf) || !memory::fills_span(layout, received, geometry.receive);
-  return run(comm, sendbuf, recvbuf, geometry, nullptr, [&](const void* s, void* r, MPI_Request*) {
-    return real_mpi().Reduce_scatter_block(s, r, recvcount, type, op, comm);
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr ? real_mpi().Reduce_scatter_block(s, r, recvcount, type, op, comm)
+                            : real_mpi().Ireduce_scatter_block(s, r, recvcount, type, op, comm, inner);
+  });
+}
+
+Status reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype type, MPI_Op op) {
+  Geometry geometry;
+  Status status = symmetric_geometry(inbuf, count, type, &geometry);
+  if (!status.is_ok()) {
+    return status;
+  }
+  geometry.preserve_receive = true;  // inoutbuf is an operand too
+  return run(MPI_COMM_WORLD, inbuf, inoutbuf, geometry, nullptr,
+             [&](const void* s, void* r, MPI_Request*) { return real_mpi().Reduce_local(s, r, count, type, op); });
+}
+
+Status neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  Neighbours neighbours;
+  TypeLayout send_layout;
+  TypeLayout receive_layout;
+  Status status = neighbours_of(comm, &neighbours);
+  if (status.is_ok()) status = layout_of(sendtype, &send_layout);
+  if (status.is_ok()) status = layout_of(recvtype, &receive_layout);
+  if (!status.is_ok()) {
+    return status;
+  }
+  Geometry geometry;
+  geometry.send = memory::span_of(send_layout, sendcount);
+  geometry.send_used = true;
+  geometry.receive = memory::span_of_uniform_blocks(receive_layout, neighbours.sources, recvcount);
+  geometry.receive_used = true;
+  // A missing neighbour (MPI_PROC_NULL at a cartesian edge) leaves its block as it was.
+  geometry.preserve_receive = true;
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr
+               ? real_mpi().Neighbor_allgather(s, sendcount, sendtype, r, recvcount, recvtype, comm)
+               : real_mpi().Ineighbor_allgather(s, sendcount, sendtype, r, recvcount, recvtype, comm, inner);
+  });
+}
+
+Status neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request* request) {
+  Neighbours neighbours;
+  TypeLayout send_layout;
+  Geometry geometry;
+  bool dense = true;
+  Status status = neighbours_of(comm, &neighbours);
+  if (status.is_ok()) status = layout_of(sendtype, &send_layout);
+  if (status.is_ok()) {
+    status = blocks_span(neighbours.sources, recvcounts, displs, recvtype, &geometry.receive, &dense);
+  }
+  if (!status.is_ok()) {
+    return status;
+  }
+  geometry.send = memory::span_of(send_layout, sendcount);
+  geometry.send_used = true;
+  geometry.receive_used = true;
+  geometry.preserve_receive = true;  // blocks of missing neighbours stay as they were
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr
+               ? real_mpi().Neighbor_allgatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, comm)
+               : real_mpi().Ineighbor_allgatherv(s, sendcount, sendtype, r, recvcounts, displs, recvtype, comm, inner);
+  });
+}
+
+Status neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  Neighbours neighbours;
+  TypeLayout send_layout;
+  TypeLayout receive_layout;
+  Status status = neighbours_of(comm, &neighbours);
+  if (status.is_ok()) status = layout_of(sendtype, &send_layout);
+  if (status.is_ok()) status = layout_of(recvtype, &receive_layout);
+  if (!status.is_ok()) {
+    return status;
+  }
+  Geometry geometry;
+  geometry.send = memory::span_of_uniform_blocks(send_layout, neighbours.destinations, sendcount);
+  geometry.send_used = true;
+  geometry.receive = memory::span_of_uniform_blocks(receive_layout, neighbours.sources, recvcount);
+  geometry.receive_used = true;
+  geometry.preserve_receive = true;  // blocks of missing neighbours stay as they were
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr
+               ? real_mpi().Neighbor_alltoall(s, sendcount, sendtype, r, recvcount, recvtype, comm)
+               : real_mpi().Ineighbor_alltoall(s, sendcount, sendtype, r, recvcount, recvtype, comm, inner);
+  });
+}
+
+Status neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                          void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request* request) {
+  Neighbours neighbours;
+  Geometry geometry;
+  bool send_dense = true;
+  bool receive_dense = true;
+  Status status = neighbours_of(comm, &neighbours);
+  if (status.is_ok()) {
+    status = blocks_span(neighbours.destinations, sendcounts, sdispls, sendtype, &geometry.send, &send_dense);
+  }
+  if (status.is_ok()) {
+    status = blocks_span(neighbours.sources, recvcounts, rdispls, recvtype, &geometry.receive, &receive_dense);
+  }
+  if (!status.is_ok()) {
+    return status;
+  }
+  geometry.send_used = true;
+  geometry.receive_used = true;
+  geometry.preserve_receive = true;  // blocks of missing neighbours stay as they were
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr
+               ? real_mpi().Neighbor_alltoallv(s, sendcounts, sdispls, sendtype, r, recvcounts, rdispls, recvtype, comm)
+               : real_mpi().Ineighbor_alltoallv(s, sendcounts, sdispls, sendtype, r, recvcounts, rdispls, recvtype,
+                                                comm, inner);
+  });
+}
+
+Status neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                          const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          MPI_Request* request) {
+  Neighbours neighbours;
+  Geometry geometry;
+  bool send_dense = true;
+  bool receive_dense = true;
+  Status status = neighbours_of(comm, &neighbours);
+  if (status.is_ok()) {
+    status = typed_blocks_span(neighbours.destinations, sendcounts, sdispls, sendtypes, &geometry.send, &send_dense);
+  }
+  if (status.is_ok()) {
+    status = typed_blocks_span(neighbours.sources, recvcounts, rdispls, recvtypes, &geometry.receive, &receive_dense);
+  }
+  if (!status.is_ok()) {
+    return status;
+  }
+  geometry.send_used = true;
+  geometry.receive_used = true;
+  geometry.preserve_receive = true;  // blocks of missing neighbours stay as they were
+  return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
+    return inner == nullptr ? real_mpi().Neighbor_alltoallw(s, sendcounts, sdispls, sendtypes, r, recvcounts, rdispls,
+                                                            recvtypes, comm)
+                            : real_mpi().Ineighbor_alltoallw(s, sendcounts, sdispls, sendtypes, r, recvcounts, rdispls,
+                                                             recvtypes, comm, inner);
   });
 }
 
