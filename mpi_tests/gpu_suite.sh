@@ -53,7 +53,7 @@ with_mps() {
   return $rc
 }
 has_mps() { command -v nvidia-cuda-mps-control > /dev/null && [ -z "${SUITE_LIBRARY:-}" ]; }
-parts=${SUITE_PARTS:-all}  # tests, bench, multigpu (2+ GPUs) or all
+parts=${SUITE_PARTS:-all}  # tests, bench, hostpath, multigpu (2+ GPUs) or all
 
 if [ "$parts" = all ] || [ "$parts" = tests ]; then
 for ranks in 2 4; do
@@ -61,6 +61,13 @@ for ranks in 2 4; do
   step "semantics_np$ranks" launch "$ranks" 90 "$build/mpi_tests/p2p_semantics"
   step "collectives_np$ranks" launch "$ranks" 150 "$build/mpi_tests/collectives"
 done
+step datatype_conformance launch 2 300 "$build/mpi_tests/datatype_conformance" --seed 21 --cases 400
+step datatype_conformance_staged staged launch 2 300 "$build/mpi_tests/datatype_conformance" --seed 22 --cases 200
+step datatype_conformance_host_plain_mpi "$here/run_launched.sh" mpirun 2 120 "" \
+  "$build/mpi_tests/datatype_conformance" --pairs hh --seed 21 --cases 400
+step error_handlers launch 2 120 "$build/mpi_tests/error_handlers"
+step pack_and_one_sided launch 2 120 "$build/mpi_tests/pack_and_one_sided"
+step thread_levels launch 2 120 "$build/mpi_tests/thread_levels" --expect-clamp 1
 step p2p_matrix_staged_pipeline staged launch 2 300 "$build/mpi_tests/p2p_matrix" --sizes 0,256,8192,3000001,67108864
 step p2p_matrix_256MiB launch 2 300 "$build/mpi_tests/p2p_matrix" --memory device --sizes 268435456
 step p2p_matrix_pool_memory env TEST_DEVICE_ALLOCATOR=async CUMPI_LOG=info \
@@ -112,7 +119,15 @@ if [ "$parts" = multigpu ] || { [ "$parts" = all ] && [ "${gpus:-0}" -ge 2 ]; };
   echo "--- benchmark, one GPU per rank"
   cat "$out/multi_gpu_benchmark.log"
 fi
-if [ "$parts" != tests ] && [ "$parts" != multigpu ]; then
+# Host buffers with cumpi beside plain MPI, alternating runs: a process that
+# never loads CUDA, and a CUDA process with a device receive in flight.
+if [ "$parts" = all ] || [ "$parts" = hostpath ]; then
+  step host_path python3 "$here/bench/host_path_compare.py" "$build" --rounds "${HOST_PATH_ROUNDS:-3}" \
+    --csv "$out/host_path.csv" -- ${HOST_PATH_ARGS:-}
+  echo "--- host path"
+  cat "$out/host_path.log"
+fi
+if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ]; then
 step benchmark env CUMPI_LOG=info CUMPI_STATS=1 "$here/run_launched.sh" mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
 step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
 if has_mps; then
@@ -132,7 +147,7 @@ if [ -x "$build/mpi_tests/small_copy_floors" ]; then
   step small_copy_floors "$build/mpi_tests/small_copy_floors" --bytes 8
 fi
 fi
-if [ "$parts" != tests ] && [ "$parts" != multigpu ]; then
+if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ]; then
   echo "--- benchmark"
   cat "$out/benchmark.log" 2> /dev/null
   if [ -f "$out/benchmark_mps.log" ]; then

@@ -16,10 +16,23 @@ int intercept_Init(int* argc, char*** argv) {
   return rc;
 }
 
+// cumpi's engine is not yet safe under concurrent calls from several threads
+// (its matched queue, progress and receive table assume one caller at a
+// time), so it offers at most MPI_THREAD_SERIALIZED, and asks the real MPI
+// for no more: an application that asked for MPI_THREAD_MULTIPLE learns
+// from `provided` that it must serialise its calls, as MPI lets it.
+constexpr int kHighestThreadLevel = MPI_THREAD_SERIALIZED;
+
 int intercept_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int rc = real_mpi().Init_thread(argc, argv, required, provided);
+  const int asked = required > kHighestThreadLevel ? kHighestThreadLevel : required;
+  const int rc = real_mpi().Init_thread(argc, argv, asked, provided);
   if (rc == MPI_SUCCESS) {
     runtime::start();
+    if (required > kHighestThreadLevel) {
+      runtime::warn_once_per_job(
+          "MPI_THREAD_MULTIPLE was asked for; cumpi provides MPI_THREAD_SERIALIZED (calls from several threads "
+          "must not overlap)");
+    }
   }
   return rc;
 }

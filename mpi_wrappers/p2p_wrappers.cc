@@ -235,20 +235,32 @@ bool handed_out(const MPI_Message* message) {
   return protocol::has_queued_messages() && protocol::matched_queue().is_handed_out(*message);
 }
 
+// Whose handler hears of cumpi's errors in receiving a matched message: the
+// communicator of a message cumpi handed out. MPI does not say which
+// communicator one of its own message handles belongs to; only MPI's own
+// errors can come of those (it reports them itself), or failed device
+// copies, which go to MPI_COMM_WORLD's handler.
+MPI_Comm comm_of_message(const MPI_Message* message) {
+  const MPI_Comm comm =
+      protocol::has_queued_messages() ? protocol::matched_queue().comm_of_handed_out(*message) : MPI_COMM_NULL;
+  return comm != MPI_COMM_NULL ? comm : MPI_COMM_WORLD;
+}
+
 }  // namespace
 
 int intercept_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
   if (!buffer_on_device(buf, count, type) && !handed_out(message)) {
     return real().Mrecv(buf, count, type, message, status);
   }
-  return in_engine(MPI_COMM_WORLD, [=] { return protocol::mrecv(buf, count, type, message, status); });
+  return in_engine(comm_of_message(message), [=] { return protocol::mrecv(buf, count, type, message, status); });
 }
 
 int intercept_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
   if (!buffer_on_device(buf, count, type) && !handed_out(message)) {
     return real().Imrecv(buf, count, type, message, request);
   }
-  return in_engine(MPI_COMM_WORLD, [=] { return protocol::imrecv(buf, count, type, message, request); });
+  return in_engine(comm_of_message(message),
+                   [=] { return protocol::imrecv(buf, count, type, message, request); });
 }
 
 int intercept_Type_free(MPI_Datatype* type) {

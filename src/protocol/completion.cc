@@ -37,7 +37,7 @@ class StatusArray {
 // alive: MPI frees them inside the call).
 class RequestsBefore {
  public:
-  RequestsBefore(int count, const MPI_Request requests[]) : count_(count > 0 ? count : 0) {
+  RequestsBefore(int count, const MPI_Request requests[]) : count_(count > 0 ? count : 0), now_(requests) {
     MPI_Request* copy = inline_.data();
     if (count_ > static_cast<int>(inline_.size())) {
       heap_.resize(static_cast<std::size_t>(count_));
@@ -48,6 +48,9 @@ class RequestsBefore {
     outcomes_of(count_, copy, &outcomes_);
   }
   MPI_Request handle(int i) const { return handles_[i]; }
+  // Whether the MPI library freed request i in the call (it is now null
+  // although it was persistent).
+  bool released(int i) const { return now_[i] == MPI_REQUEST_NULL; }
   const Outcome* outcome(int i) const {
     return outcomes_.empty() ? nullptr : outcomes_[static_cast<std::size_t>(i)].get();
   }
@@ -58,6 +61,7 @@ class RequestsBefore {
   std::array<MPI_Request, 32> inline_;  // most calls: no allocation
   std::vector<MPI_Request> heap_;
   const MPI_Request* handles_ = nullptr;
+  const MPI_Request* now_;  // the user's array, as the call leaves it
   std::vector<std::shared_ptr<Outcome>> outcomes_;
 };
 
@@ -65,7 +69,7 @@ class RequestsBefore {
 // error, a direct receive's examination, a persistent request's copy-back.
 Finished finish_one(const RequestsBefore& before, int i, MPI_Status* status) {
   if (const Outcome* outcome = before.outcome(i)) {
-    return Finished{true, outcome->comm, outcome->error};
+    return Finished{true, outcome->comm, outcome->error, outcome->reported};
   }
   if (has_direct_receives()) {
     Finished direct = finish_direct_receive(before.handle(i), status);
@@ -73,13 +77,16 @@ Finished finish_one(const RequestsBefore& before, int i, MPI_Status* status) {
       return direct;
     }
   }
-  return complete_persistent(before.handle(i), status);
+  return complete_persistent(before.handle(i), status, before.released(i));
 }
 
 // An error cumpi found, delivered as the MPI library delivers its own:
-// through the handler of the request's communicator, and returned.
-Status deliver(int error, MPI_Comm comm) {
-  real_mpi().Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, error);
+// through the handler of the request's communicator, and returned. One
+// that MPI found completing an inner request had that handler run then.
+Status deliver(int error, MPI_Comm comm, bool reported) {
+  if (!reported) {
+    real_mpi().Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, error);
+  }
   return Status::mpi(error);
 }
 
@@ -91,7 +98,7 @@ Status finish_single(const RequestsBefore& before, int rc, int index, MPI_Status
     return from_mpi(rc);
   }
   status->MPI_ERROR = finished.error;
-  return rc != MPI_SUCCESS ? Status::mpi(rc) : deliver(finished.error, finished.comm);
+  return rc != MPI_SUCCESS ? Status::mpi(rc) : deliver(finished.error, finished.comm, finished.reported);
 }
 
 // After a call that completes several (Waitall, Testall, Waitsome,
@@ -102,6 +109,7 @@ Status finish_single(const RequestsBefore& before, int rc, int index, MPI_Status
 Status finish_many(const RequestsBefore& before, int rc, const int* indices, int completed, MPI_Status* statuses,
                    bool by_position) {
   bool failed = false;
+  bool all_reported = true;
   MPI_Comm failed_comm = MPI_COMM_NULL;
   std::vector<char> ok(static_cast<std::size_t>(completed > 0 ? completed : 0), 0);
   for (int k = 0; k < completed; ++k) {
@@ -115,6 +123,7 @@ Status finish_many(const RequestsBefore& before, int rc, const int* indices, int
       status->MPI_ERROR = finished.error;
       if (!failed) failed_comm = finished.comm;
       failed = true;
+      all_reported = all_reported && finished.reported;
     } else {
       ok[static_cast<std::size_t>(k)] = 1;
     }
@@ -127,7 +136,7 @@ Status finish_many(const RequestsBefore& before, int rc, const int* indices, int
       statuses[by_position ? (indices == nullptr ? k : indices[k]) : k].MPI_ERROR = MPI_SUCCESS;
     }
   }
-  return rc != MPI_SUCCESS ? Status::mpi(rc) : deliver(MPI_ERR_IN_STATUS, failed_comm);
+  return rc != MPI_SUCCESS ? Status::mpi(rc) : deliver(MPI_ERR_IN_STATUS, failed_comm, all_reported);
 }
 
 // Before testing: a call about one of cumpi's own operations progresses
@@ -254,12 +263,12 @@ Status request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   // Looked at now, once: the completing call finds it done.
   Finished finished;
   if (const std::shared_ptr<Outcome> outcome = outcome_of(request)) {
-    finished = Finished{true, outcome->comm, outcome->error};
+    finished = Finished{true, outcome->comm, outcome->error, outcome->reported};
   } else if (has_direct_receives()) {
     finished = peek_direct_receive(request, local.get());
   }
   if (!finished.ours) {
-    finished = complete_persistent(request, local.get());
+    finished = complete_persistent(request, local.get(), false);
   }
   local.get()->MPI_ERROR = finished.error;
   return Status::ok();

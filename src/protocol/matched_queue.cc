@@ -109,14 +109,16 @@ MPI_Message MatchedQueue::hand_out(std::unique_ptr<QueuedMessage> message) {
   return handle;
 }
 
-bool MatchedQueue::is_handed_out(MPI_Message handle) {
+bool MatchedQueue::is_handed_out(MPI_Message handle) { return comm_of_handed_out(handle) != MPI_COMM_NULL; }
+
+MPI_Comm MatchedQueue::comm_of_handed_out(MPI_Message handle) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& message : handed_out_) {
     if (message->handle == handle) {
-      return true;
+      return message->comm;
     }
   }
-  return false;
+  return MPI_COMM_NULL;
 }
 
 std::unique_ptr<QueuedMessage> MatchedQueue::take_handed_out(MPI_Message handle) {

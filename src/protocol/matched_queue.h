@@ -50,6 +50,8 @@ class MatchedQueue {
   // receive but the MPI_Mrecv/Imrecv of that handle.
   MPI_Message hand_out(std::unique_ptr<QueuedMessage> message);
   bool is_handed_out(MPI_Message handle);
+  // The communicator of a handed-out message; MPI_COMM_NULL for any other.
+  MPI_Comm comm_of_handed_out(MPI_Message handle);
   std::unique_ptr<QueuedMessage> take_handed_out(MPI_Message handle);
 
  private:

@@ -25,6 +25,9 @@ struct Outcome {
   // MPI library would report a generalized request's error through
   // MPI_COMM_WORLD's; cumpi's completion calls report it themselves).
   MPI_Comm comm{};
+  // `error` came from completing the inner request: MPI ran the handler of
+  // the request's communicator then, and cumpi must not run it again.
+  bool reported = false;
 };
 
 // What cumpi adds to the completion an MPI call reported for one request:
@@ -34,6 +37,7 @@ struct Finished {
   bool ours = false;
   MPI_Comm comm{};
   int error = MPI_SUCCESS;
+  bool reported = false;  // MPI ran comm's handler for `error` already
 };
 
 // A nonblocking operation of the engine, shown to the user as a generalized

@@ -98,7 +98,7 @@ void mark_started(MPI_Request before, MPI_Request after) {
   }
 }
 
-Finished complete_persistent(MPI_Request request, MPI_Status* status) {
+Finished complete_persistent(MPI_Request request, MPI_Status* status, bool released) {
   Finished finished;
   if (operations().persistent_count() == 0) {
     return finished;
@@ -113,6 +113,9 @@ Finished complete_persistent(MPI_Request request, MPI_Status* status) {
   Status result = finish_completed(*operation, status);
   // An error the MPI library returned has had its handler already.
   finished.error = result.code() == StatusCode::mpi_error ? MPI_SUCCESS : request_error_code(result);
+  if (released) {
+    std::unique_ptr<PersistentOperation> taken = operations().take_persistent(request);
+  }
   return finished;
 }
 
@@ -147,7 +150,9 @@ void progress_orphaned_persistent(OperationTable& table) {
         CUMPI_LOG(error, "%s", copied.message().c_str());
       }
       std::unique_ptr<PersistentOperation> taken = table.take_persistent(orphan->request);
-      real_mpi().Request_free(&request);
+      if (request != MPI_REQUEST_NULL) {
+        real_mpi().Request_free(&request);  // unless MPI freed it with its error
+      }
     }
   }
 }

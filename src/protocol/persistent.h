@@ -24,7 +24,10 @@ void mark_started(MPI_Request before, MPI_Request after);
 
 // After a wait or test reported `request` complete with `status`: copies a
 // receive's bytes back to the device, or pulls an envelope's message.
-Finished complete_persistent(MPI_Request request, MPI_Status* status);
+// `released` when the MPI library freed the request in that call (Open MPI
+// frees a persistent request whose completion failed): cumpi's operation
+// goes with it.
+Finished complete_persistent(MPI_Request request, MPI_Status* status, bool released);
 
 // MPI_Request_free on a persistent device request: frees it now if
 // inactive, else once it completes. False when `request` is not one.

@@ -24,6 +24,7 @@ void StagedOperation::finish(int test_result, const MPI_Status& inner_status) {
   Outcome& result = *outcome;
   result.status = inner_status;
   result.error = test_result;
+  result.reported = test_result != MPI_SUCCESS;
   int cancelled = 0;
   mpi.Test_cancelled(&inner_status, &cancelled);
   result.cancelled = cancelled != 0;
@@ -42,6 +43,7 @@ void StagedOperation::finish(int test_result, const MPI_Status& inner_status) {
                                             : buffer.copy_back_all();
     if (!copied.is_ok()) {
       result.error = request_error_code(copied);
+      result.reported = false;
     }
   }
   reads.clear();

@@ -144,6 +144,7 @@ bool WatchedReceive::advance() {
 void WatchedReceive::complete(int error, std::size_t bytes) {
   outcome->status = matched_;
   outcome->error = error;
+  outcome->reported = error_from_mpi_;
   outcome->received_bytes = static_cast<MPI_Count>(bytes);
   done_ = true;
 }

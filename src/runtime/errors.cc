@@ -21,11 +21,27 @@ int mpi_error_class(StatusCode code) {
   return MPI_ERR_INTERN;
 }
 
+namespace {
+
+// A truncated message is the application's to handle (MPI_ERRORS_RETURN
+// programs meet it on purpose, and plain MPI prints nothing): said at info.
+// Everything else cumpi reports is a failure worth a line at error.
+void log_failure(const Status& status, const char* call) {
+  const bool expected_by_programs = status.code() == StatusCode::truncated;
+  if (expected_by_programs) {
+    CUMPI_LOG(info, "%s%s%s", call, *call != '\0' ? ": " : "", status.message().c_str());
+  } else {
+    CUMPI_LOG(error, "%s%s%s", call, *call != '\0' ? ": " : "", status.message().c_str());
+  }
+}
+
+}  // namespace
+
 int request_error_code(const Status& status) {
   if (status.is_ok()) {
     return MPI_SUCCESS;
   }
-  CUMPI_LOG(error, "%s", status.message().c_str());
+  log_failure(status, "");
   return status.code() == StatusCode::mpi_error ? status.mpi_code() : mpi_error_class(status.code());
 }
 
@@ -40,7 +56,7 @@ int report(const Status& status, MPI_Comm comm, const char* mpi_call) {
   const std::string name(mpi_call);
   const std::string prefix = "intercept_";
   const std::string call = name.rfind(prefix, 0) == 0 ? "MPI_" + name.substr(prefix.size()) : name;
-  CUMPI_LOG(error, "%s: %s", call.c_str(), status.message().c_str());
+  log_failure(status, call.c_str());
   real_mpi().Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
   return code;
 }

@@ -18,6 +18,8 @@ struct OpenMpiHandles {
   MPI_Comm comm_world = nullptr;
   MPI_Comm comm_null = nullptr;
   MPI_Datatype byte = nullptr;
+  MPI_Datatype int_type = nullptr;
+  MPI_Op op_max = nullptr;
   MPI_Request request_null = nullptr;
   MPI_Info info_null = nullptr;
   MPI_Message message_null = nullptr;
@@ -30,6 +32,8 @@ const OpenMpiHandles& open_mpi_handles();
 #undef MPI_COMM_WORLD
 #undef MPI_COMM_NULL
 #undef MPI_BYTE
+#undef MPI_INT
+#undef MPI_MAX
 #undef MPI_REQUEST_NULL
 #undef MPI_INFO_NULL
 #undef MPI_MESSAGE_NULL
@@ -37,6 +41,8 @@ const OpenMpiHandles& open_mpi_handles();
 #define MPI_COMM_WORLD (::cumpi::detail::open_mpi_handles().comm_world)
 #define MPI_COMM_NULL (::cumpi::detail::open_mpi_handles().comm_null)
 #define MPI_BYTE (::cumpi::detail::open_mpi_handles().byte)
+#define MPI_INT (::cumpi::detail::open_mpi_handles().int_type)
+#define MPI_MAX (::cumpi::detail::open_mpi_handles().op_max)
 #define MPI_REQUEST_NULL (::cumpi::detail::open_mpi_handles().request_null)
 #define MPI_INFO_NULL (::cumpi::detail::open_mpi_handles().info_null)
 #define MPI_MESSAGE_NULL (::cumpi::detail::open_mpi_handles().message_null)

@@ -99,11 +99,14 @@ const OpenMpiHandles& open_mpi_handles() {
   handles.comm_world = static_cast<MPI_Comm>(handle_object(library, "ompi_mpi_comm_world"));
   handles.comm_null = static_cast<MPI_Comm>(handle_object(library, "ompi_mpi_comm_null"));
   handles.byte = static_cast<MPI_Datatype>(handle_object(library, "ompi_mpi_byte"));
+  handles.int_type = static_cast<MPI_Datatype>(handle_object(library, "ompi_mpi_int"));
+  handles.op_max = static_cast<MPI_Op>(handle_object(library, "ompi_mpi_op_max"));
   handles.request_null = static_cast<MPI_Request>(handle_object(library, "ompi_request_null"));
   handles.info_null = static_cast<MPI_Info>(handle_object(library, "ompi_mpi_info_null"));
   handles.message_null = static_cast<MPI_Message>(handle_object(library, "ompi_message_null"));
   handles.message_no_proc = static_cast<MPI_Message>(handle_object(library, "ompi_message_no_proc"));
   if (handles.comm_world == nullptr || handles.comm_null == nullptr || handles.byte == nullptr ||
+      handles.int_type == nullptr || handles.op_max == nullptr ||
       handles.request_null == nullptr || handles.info_null == nullptr || handles.message_null == nullptr ||
       handles.message_no_proc == nullptr) {
     CUMPI_LOG(error, "the MPI library lacks Open MPI's predefined handles");
