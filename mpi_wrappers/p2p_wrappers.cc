@@ -31,12 +31,12 @@ int host_send_serving(HostIsend isend, const void* buf, int count, MPI_Datatype 
   });
 }
 
-bool host_send_needs_engine() { return protocol::has_pending_operations(); }
+bool host_send_needs_engine() { return protocol::needs_service(); }
 
 // A blocking host receive goes through the engine when it may take an
 // envelope, or when device operations need service while it blocks.
 bool blocking_host_receive_needs_engine(int count, MPI_Datatype type) {
-  return protocol::host_receive_needs_engine(count, type) || protocol::has_pending_operations();
+  return protocol::host_receive_needs_engine(count, type) || protocol::needs_service();
 }
 
 }  // namespace

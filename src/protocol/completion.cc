@@ -150,6 +150,13 @@ void sweep(const RequestsBefore& before) {
   }
 }
 
+// The waits as loops over the tests, which advance the engine: for calls
+// that wait for one of cumpi's requests, or while a peer waits for this rank.
+Status wait_advancing(MPI_Request* request, MPI_Status* status);
+Status waitall_advancing(int count, MPI_Request requests[], MPI_Status statuses[]);
+Status waitany_advancing(int count, MPI_Request requests[], int* index, MPI_Status* status);
+Status waitsome_advancing(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
+
 }  // namespace
 
 Status test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -161,19 +168,14 @@ Status test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 Status wait(MPI_Request* request, MPI_Status* status) {
-  if (!has_pending_operations()) {
+  if (!needs_service()) {
     const RequestsBefore before(1, request);
+    if (before.any_outcome()) return wait_advancing(request, status);
     StatusArray local(status, 1);
     const int rc = real_mpi().Wait(request, local.get());
     return finish_single(before, rc, 0, local.get());
   }
-  int flag = 0;
-  for (;;) {
-    Status result = test(request, &flag, status);
-    if (!result.is_ok() || flag != 0) {
-      return result;
-    }
-  }
+  return wait_advancing(request, status);
 }
 
 Status testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
@@ -185,19 +187,14 @@ Status testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses
 }
 
 Status waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!has_pending_operations()) {
+  if (!needs_service()) {
     const RequestsBefore before(count, requests);
+    if (before.any_outcome()) return waitall_advancing(count, requests, statuses);
     StatusArray local(statuses, count);
     const int rc = real_mpi().Waitall(count, requests, local.get());
     return finish_many(before, rc, nullptr, count, local.get(), true);
   }
-  int flag = 0;
-  for (;;) {
-    Status result = testall(count, requests, &flag, statuses);
-    if (!result.is_ok() || flag != 0) {
-      return result;
-    }
-  }
+  return waitall_advancing(count, requests, statuses);
 }
 
 Status testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
@@ -209,19 +206,14 @@ Status testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Sta
 }
 
 Status waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  if (!has_pending_operations()) {
+  if (!needs_service()) {
     const RequestsBefore before(count, requests);
+    if (before.any_outcome()) return waitany_advancing(count, requests, index, status);
     StatusArray local(status, 1);
     const int rc = real_mpi().Waitany(count, requests, index, local.get());
     return *index != MPI_UNDEFINED ? finish_single(before, rc, *index, local.get()) : from_mpi(rc);
   }
-  int flag = 0;
-  for (;;) {
-    Status result = testany(count, requests, index, &flag, status);
-    if (!result.is_ok() || flag != 0) {
-      return result;
-    }
-  }
+  return waitany_advancing(count, requests, index, status);
 }
 
 Status testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
@@ -233,20 +225,59 @@ Status testsome(int incount, MPI_Request requests[], int* outcount, int indices[
   return finish_many(before, rc, indices, completed, local.get(), false);
 }
 
-Status waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!has_pending_operations()) {
-    const RequestsBefore before(incount, requests);
-    StatusArray local(statuses, incount);
-    const int rc = real_mpi().Waitsome(incount, requests, outcount, indices, local.get());
-    const int completed = *outcount == MPI_UNDEFINED ? 0 : *outcount;
-    return finish_many(before, rc, indices, completed, local.get(), false);
+namespace {
+
+Status wait_advancing(MPI_Request* request, MPI_Status* status) {
+  int flag = 0;
+  for (;;) {
+    Status result = test(request, &flag, status);
+    if (!result.is_ok() || flag != 0) {
+      return result;
+    }
   }
+}
+
+Status waitall_advancing(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  int flag = 0;
+  for (;;) {
+    Status result = testall(count, requests, &flag, statuses);
+    if (!result.is_ok() || flag != 0) {
+      return result;
+    }
+  }
+}
+
+Status waitany_advancing(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  int flag = 0;
+  for (;;) {
+    Status result = testany(count, requests, index, &flag, status);
+    if (!result.is_ok() || flag != 0) {
+      return result;
+    }
+  }
+}
+
+Status waitsome_advancing(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   for (;;) {
     Status result = testsome(incount, requests, outcount, indices, statuses);
     if (!result.is_ok() || *outcount != 0) {
       return result;
     }
   }
+}
+
+}  // namespace
+
+Status waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!needs_service()) {
+    const RequestsBefore before(incount, requests);
+    if (before.any_outcome()) return waitsome_advancing(incount, requests, outcount, indices, statuses);
+    StatusArray local(statuses, incount);
+    const int rc = real_mpi().Waitsome(incount, requests, outcount, indices, local.get());
+    const int completed = *outcount == MPI_UNDEFINED ? 0 : *outcount;
+    return finish_many(before, rc, indices, completed, local.get(), false);
+  }
+  return waitsome_advancing(incount, requests, outcount, indices, statuses);
 }
 
 Status request_get_status(MPI_Request request, int* flag, MPI_Status* status) {

@@ -161,7 +161,7 @@ namespace {
 // (nothing of the engine's own is waiting for service meanwhile).
 int look(int source, int tag, MPI_Comm comm, bool blocking, int* found, MPI_Status* status) {
   const RealMpi& mpi = real_mpi();
-  if (blocking && !has_pending_operations()) {
+  if (blocking && !needs_service()) {
     *found = 1;
     return mpi.Probe(source, tag, comm, status);
   }

@@ -78,16 +78,31 @@ void OperationTable::publish_counts() {
   for (const auto& operation : persistent_) {
     orphans = orphans || operation->freed_by_user;
   }
-  g_operation_work.store(!pending_.empty() || orphans, std::memory_order_relaxed);
+  std::size_t serving = 0;
+  std::size_t receives = 0;
+  for (const Operation* operation : pending_) {
+    const Service service = operation->service();
+    serving += service == Service::always ? 1 : 0;
+    receives += service == Service::if_envelopes ? 1 : 0;
+  }
+  g_orphaned_persistent.store(orphans, std::memory_order_relaxed);
+  g_serving_operations.store(serving, std::memory_order_relaxed);
+  g_envelope_receives.store(receives, std::memory_order_relaxed);
   update_progress_work();
 }
 
 bool has_pending_operations() { return operations().pending_count() != 0 || direct_receives_need_service(); }
 
+bool needs_service() {
+  return g_serving_operations.load(std::memory_order_relaxed) != 0 ||
+         (g_envelope_receives.load(std::memory_order_relaxed) != 0 && envelopes_may_arrive()) ||
+         direct_receives_need_service();
+}
+
 void update_progress_work() {
-  runtime::set_entry_state(runtime::kProgressWork, g_operation_work.load(std::memory_order_relaxed) ||
-                                                       has_freed_direct_receives() ||
-                                                       direct_receives_need_service());
+  runtime::set_entry_state(runtime::kProgressWork, needs_service() ||
+                                                       g_orphaned_persistent.load(std::memory_order_relaxed) ||
+                                                       has_freed_direct_receives());
 }
 
 OperationTable& operations() {

@@ -29,6 +29,8 @@ class OperationTable {
   std::vector<PersistentOperation*> orphaned_persistent();
   // After marking a persistent operation freed_by_user.
   void publish_orphans() { publish_counts(); }
+  // After advancing pending operations: what they wait for may have changed.
+  void publish_service() { publish_counts(); }
 
   std::size_t pending_count() const { return pending_count_.load(std::memory_order_relaxed); }
   std::size_t persistent_count() const { return persistent_count_.load(std::memory_order_relaxed); }
@@ -58,19 +60,32 @@ inline std::atomic<std::size_t> g_device_requests{0};
 // the engine, otherwise straight to MPI.
 inline bool has_device_requests() { return g_device_requests.load(std::memory_order_relaxed) != 0; }
 
-// Pending device operations, or persistent ones freed while active: the
-// progress engine has work (with the host receives' own, below).
-inline std::atomic<bool> g_operation_work{false};
+// Persistent operations freed while active: the progress engine finishes
+// them, as no completion call of the user's will.
+inline std::atomic<bool> g_orphaned_persistent{false};
+// Pending operations a peer waits for (Service::always), and posted receives
+// that wait for an envelope's sender once envelopes may arrive
+// (Service::if_envelopes).
+inline std::atomic<std::size_t> g_serving_operations{0};
+inline std::atomic<std::size_t> g_envelope_receives{0};
 
 // Sets the entry state's kProgressWork from everything that gives the
-// progress engine work: device operations, receives the user freed, direct
-// host receives while envelopes may arrive in them (host_receives.h).
+// progress engine work between the user's completion calls: operations a
+// peer waits for, receives the user freed, direct host receives while
+// envelopes may arrive in them (host_receives.h).
 void update_progress_work();
 
-// True while a peer may need this rank's service: nonblocking device
-// operations (a pull, a FIN), or direct host receives that may hold an
-// envelope. Blocking calls must then progress them instead of blocking in
-// MPI.
+// True while any device operation is pending, or direct host receives may
+// hold an envelope: a call that waits for one of cumpi's requests advances
+// them.
 bool has_pending_operations();
+
+// True while a peer may wait for this rank: operations of Service::always,
+// posted receives while envelopes may arrive, direct host receives that may
+// hold an envelope. Blocking host calls must then progress the engine
+// instead of blocking in MPI; otherwise they go straight to MPI, and
+// pending operations no peer waits for finish in the user's own completion
+// calls.
+bool needs_service();
 
 }  // namespace cumpi::protocol

@@ -40,6 +40,16 @@ struct Finished {
   bool reported = false;  // MPI ran comm's handler for `error` already
 };
 
+// Whether a peer may be waiting for this rank to advance an operation. An
+// operation no peer waits for (an eager send, a receive of plain data, a
+// copy-back) is finished by the user's own completion call, as MPI finishes
+// its own requests; only the others make host traffic pay for progress.
+enum class Service {
+  none,
+  if_envelopes,  // a posted receive: once an envelope may arrive, its sender waits for the pull and FIN
+  always,        // a rendezvous send (pull requests, pushed chunks, FIN) or a pull under way
+};
+
 // A nonblocking operation of the engine, shown to the user as a generalized
 // request (MPI_Grequest_start) that completes when the operation does. The
 // operation table owns it; the progress engine advances it.
@@ -49,6 +59,8 @@ class Operation {
   // Moves the operation on without ever blocking; true once it is complete
   // and `outcome` is filled in.
   virtual bool advance() = 0;
+  // What the operation's peer waits for now (it changes as advance() moves on).
+  virtual Service service() const { return Service::none; }
   // MPI_Cancel on the user's request while the operation is pending.
   virtual int cancel() { return MPI_SUCCESS; }
 

@@ -369,7 +369,7 @@ Status host_sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
   const RealMpi& mpi = real_mpi();
-  if (!has_pending_operations()) {
+  if (!needs_service()) {
     const int rc = mpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                                 recvtag, comm, result);
     if (rc != MPI_SUCCESS) {

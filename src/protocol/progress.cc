@@ -135,6 +135,7 @@ void progress() {
     return;
   }
   progress_pending(table);
+  table.publish_service();
   if (table.persistent_count() != 0) {
     progress_orphaned_persistent(table);
   }
@@ -163,8 +164,8 @@ void progress_on_entry() {
 }
 
 void progress_now_and_then() {
-  if (++t_sweeps % kSweepEvery == 0) {
-    progress_if_pending();
+  if (++t_sweeps % kSweepEvery == 0 && needs_service()) {
+    progress();
   }
 }
 

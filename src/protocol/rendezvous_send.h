@@ -74,6 +74,7 @@ class RendezvousSendOperation final : public Operation {
  public:
   RendezvousSend send;
   bool advance() override;
+  Service service() const override { return Service::always; }
 };
 
 }  // namespace cumpi::protocol

@@ -263,7 +263,7 @@ Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag
   }
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
-  if (!has_pending_operations()) {
+  if (!needs_service()) {
     const int rc = real_mpi().Recv(buffer, count, type, source, tag, comm, result);
     if (rc != MPI_SUCCESS) {
       return from_mpi(rc);

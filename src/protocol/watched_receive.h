@@ -30,6 +30,9 @@ class WatchedReceive final : public Operation {
 
   bool advance() override;
   int cancel() override;
+  Service service() const override {
+    return done_ ? Service::none : (pulling_ ? Service::always : Service::if_envelopes);
+  }
   // The outcome's error was returned by the MPI library (whose error
   // handler has run), not found by cumpi.
   bool error_from_mpi() const { return error_from_mpi_; }
