@@ -33,11 +33,32 @@ Operation* OperationTable::find_pending(const Outcome* outcome) {
 
 void OperationTable::add_persistent(std::unique_ptr<PersistentOperation> operation) {
   persistent_.push_back(std::move(operation));
+  index_stale_ = true;
   persistent_count_.store(persistent_.size(), std::memory_order_relaxed);
   publish_counts();
 }
 
 PersistentOperation* OperationTable::find_persistent(MPI_Request request) {
+  if (index_stale_) {
+    persistent_index_.clear();
+    for (const auto& operation : persistent_) {
+      if (!operation->freed_by_user) persistent_index_[operation->request] = operation.get();
+    }
+    index_stale_ = false;
+  }
+  const auto found = persistent_index_.find(request);
+  if (found == persistent_index_.end()) {
+    return nullptr;
+  }
+  PersistentOperation* operation = found->second;
+  if (operation->request != request || operation->freed_by_user) {
+    index_stale_ = true;  // changed without a word: look again, in full
+    return find_persistent_slowly(request);
+  }
+  return operation;
+}
+
+PersistentOperation* OperationTable::find_persistent_slowly(MPI_Request request) {
   for (const auto& operation : persistent_) {
     if (operation->request == request && !operation->freed_by_user) {
       return operation.get();
@@ -54,6 +75,7 @@ std::unique_ptr<PersistentOperation> OperationTable::take_persistent(MPI_Request
   }
   std::unique_ptr<PersistentOperation> taken = std::move(*it);
   persistent_.erase(it);
+  index_stale_ = true;
   persistent_count_.store(persistent_.size(), std::memory_order_relaxed);
   publish_counts();
   return taken;

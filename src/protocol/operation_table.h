@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "protocol/operations.h"
@@ -24,7 +25,11 @@ class OperationTable {
   Operation* find_pending(const Outcome* outcome);
 
   void add_persistent(std::unique_ptr<PersistentOperation> operation);
+  // By request handle, through an index (a window of persistent requests
+  // looks each up at start and at completion).
   PersistentOperation* find_persistent(MPI_Request request);
+  // After an operation's request handle changed (a restarted buffered send).
+  void persistent_request_changed() { index_stale_ = true; }
   std::unique_ptr<PersistentOperation> take_persistent(MPI_Request request);
   std::vector<PersistentOperation*> orphaned_persistent();
   // After marking a persistent operation freed_by_user.
@@ -42,9 +47,12 @@ class OperationTable {
   std::mutex mutex_;
   std::vector<Operation*> pending_;
   std::vector<std::unique_ptr<PersistentOperation>> persistent_;
+  std::unordered_map<MPI_Request, PersistentOperation*> persistent_index_;
+  bool index_stale_ = false;
   std::atomic<std::size_t> pending_count_{0};
   std::atomic<std::size_t> persistent_count_{0};
 
+  PersistentOperation* find_persistent_slowly(MPI_Request request);
   // Keeps the process-wide counters in step (the process's table only).
   void publish_counts();
   bool publishes_ = false;

@@ -27,8 +27,7 @@ Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
   const std::size_t received = status_bytes(*status);
   Envelope envelope;
   bool arrived = false;
-  Status looked =
-      operation.target.envelope_arrived(received, operation.comm, status->MPI_SOURCE, &envelope, &arrived);
+  Status looked = operation.target.envelope_arrived(received, operation.comm, status->MPI_SOURCE, &envelope, &arrived);
   if (!looked.is_ok()) {
     return looked;
   }
@@ -46,6 +45,7 @@ Status remake_buffered_request(PersistentOperation& operation, MPI_Request* user
     rc = make_buffered_request(operation, &operation.request);
   }
   *user_handle = operation.request;
+  operations().persistent_request_changed();
   return from_mpi(rc);
 }
 
@@ -53,8 +53,8 @@ Status remake_buffered_request(PersistentOperation& operation, MPI_Request* user
 
 int make_buffered_request(const PersistentOperation& operation, MPI_Request* request) {
   const PersistentOperation::BufferedMessage& message = *operation.buffered;
-  return real_mpi().Bsend_init(operation.staged.mpi_pointer(), message.count, message.type, message.dest,
-                               message.tag, message.comm, request);
+  return real_mpi().Bsend_init(operation.staged.mpi_pointer(), message.count, message.type, message.dest, message.tag,
+                               message.comm, request);
 }
 
 PersistentOperation::~PersistentOperation() {
@@ -94,7 +94,10 @@ void mark_started(MPI_Request before, MPI_Request after) {
   std::lock_guard<std::mutex> lock(operations().mutex());
   if (PersistentOperation* operation = operations().find_persistent(before)) {
     operation->active = true;
-    operation->request = after;
+    if (operation->request != after) {
+      operation->request = after;
+      operations().persistent_request_changed();
+    }
   }
 }
 
