@@ -69,7 +69,8 @@ step error_handlers launch 2 120 "$build/mpi_tests/error_handlers"
 step pack_and_one_sided launch 2 120 "$build/mpi_tests/pack_and_one_sided"
 step pack_and_one_sided_host_plain_mpi "$here/run_launched.sh" mpirun 2 120 "" \
   "$build/mpi_tests/pack_and_one_sided" --memory host
-step thread_levels launch 2 120 "$build/mpi_tests/thread_levels" --expect-clamp 1
+step thread_levels launch 2 180 "$build/mpi_tests/thread_levels" --expect-multiple 1
+step thread_levels_staged_pipeline staged launch 2 180 "$build/mpi_tests/thread_levels" --expect-multiple 1
 step p2p_matrix_staged_pipeline staged launch 2 300 "$build/mpi_tests/p2p_matrix" --sizes 0,256,8192,3000001,67108864
 step p2p_matrix_256MiB launch 2 300 "$build/mpi_tests/p2p_matrix" --memory device --sizes 268435456
 step p2p_matrix_pool_memory env TEST_DEVICE_ALLOCATOR=async CUMPI_LOG=info \

@@ -11,6 +11,7 @@
 #include "mpi_wrappers/pass_through.h"
 #include "mpi_wrappers/reentry_guard.h"
 #include "protocol/progress.h"
+#include "runtime/engine_lock.h"
 #include "runtime/real_mpi.h"
 #include "runtime/runtime.h"
 #include "runtime/stats.h"
@@ -31,7 +32,8 @@ template <typename Call>
 __attribute__((noinline)) int with_entry_work(unsigned state, Call call) {
   if ((state & runtime::kProgressWork) != 0 && !ReentryGuard::inside()) {
     ReentryGuard guard;
-    protocol::progress_on_entry();
+    const runtime::EngineEntryIfFree entry;
+    if (entry.entered()) protocol::progress_on_entry();
   }
   if ((state & runtime::kStatisticsWork) == 0) {
     return call();
@@ -45,17 +47,16 @@ __attribute__((noinline)) int with_entry_work(unsigned state, Call call) {
 }  // namespace
 }  // namespace cumpi::wrappers
 
-#define CUMPI_ALIAS(name, params) \
-  extern "C" CUMPI_ENTRY int PMPI_##name params __attribute__((alias("MPI_" #name)));
+#define CUMPI_ALIAS(name, params) extern "C" CUMPI_ENTRY int PMPI_##name params __attribute__((alias("MPI_" #name)));
 
-#define CUMPI_LIFECYCLE(name, params, args)            \
-  extern "C" CUMPI_ENTRY int MPI_##name params {       \
-    if (cumpi::wrappers::ReentryGuard::inside()) {     \
-      return cumpi::real_mpi().name args;              \
-    }                                                  \
-    cumpi::wrappers::ReentryGuard guard;               \
-    return cumpi::wrappers::intercept_##name args;     \
-  }                                                    \
+#define CUMPI_LIFECYCLE(name, params, args)        \
+  extern "C" CUMPI_ENTRY int MPI_##name params {   \
+    if (cumpi::wrappers::ReentryGuard::inside()) { \
+      return cumpi::real_mpi().name args;          \
+    }                                              \
+    cumpi::wrappers::ReentryGuard guard;           \
+    return cumpi::wrappers::intercept_##name args; \
+  }                                                \
   CUMPI_ALIAS(name, params)
 
 // The passes_straight tests of the list are written against these names.
@@ -65,26 +66,25 @@ using namespace cumpi::pass_through;  // NOLINT(google-build-using-namespace): t
 // Otherwise out of line: inactive (before MPI_Init, after MPI_Finalize,
 // CUMPI_DISABLE=1) goes to the real function, active to intercept_<name>
 // after the entry's extra work.
-#define CUMPI_INTERCEPT(name, params, args, passes_straight)                             \
-  namespace cumpi::wrappers {                                                            \
-  __attribute__((noinline)) static int entry_slow_##name params {                        \
-    const unsigned state = runtime::entry_state();                                       \
-    if ((state & runtime::kActive) == 0) {                                               \
-      return real_mpi().name args;                                                       \
-    }                                                                                    \
-    if (state == runtime::kActive) {                                                     \
-      return intercept_##name args;                                                      \
-    }                                                                                    \
-    return with_entry_work(state, [=] { return intercept_##name args; });                \
-  }                                                                                      \
-  }                                                                                      \
-  extern "C" CUMPI_ENTRY int MPI_##name params {                                         \
-    if (__builtin_expect(cumpi::runtime::entry_state() == cumpi::runtime::kActive, 1) && \
-        (passes_straight)) {                                                             \
-      return cumpi::detail::g_real_mpi.name args;                                        \
-    }                                                                                    \
-    return cumpi::wrappers::entry_slow_##name args;                                      \
-  }                                                                                      \
+#define CUMPI_INTERCEPT(name, params, args, passes_straight)                                                  \
+  namespace cumpi::wrappers {                                                                                 \
+  __attribute__((noinline)) static int entry_slow_##name params {                                             \
+    const unsigned state = runtime::entry_state();                                                            \
+    if ((state & runtime::kActive) == 0) {                                                                    \
+      return real_mpi().name args;                                                                            \
+    }                                                                                                         \
+    if (state == runtime::kActive) {                                                                          \
+      return intercept_##name args;                                                                           \
+    }                                                                                                         \
+    return with_entry_work(state, [=] { return intercept_##name args; });                                     \
+  }                                                                                                           \
+  }                                                                                                           \
+  extern "C" CUMPI_ENTRY int MPI_##name params {                                                              \
+    if (__builtin_expect(cumpi::runtime::entry_state() == cumpi::runtime::kActive, 1) && (passes_straight)) { \
+      return cumpi::detail::g_real_mpi.name args;                                                             \
+    }                                                                                                         \
+    return cumpi::wrappers::entry_slow_##name args;                                                           \
+  }                                                                                                           \
   CUMPI_ALIAS(name, params)
 
 #include "runtime/mpi_functions.def"

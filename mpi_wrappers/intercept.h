@@ -7,6 +7,7 @@
 
 #include "memory/classifier.h"
 #include "mpi_wrappers/reentry_guard.h"
+#include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/mpi_api.h"
 #include "runtime/real_mpi.h"
@@ -17,6 +18,14 @@ namespace cumpi::wrappers {
 // table was loaded at MPI_Init and needs no check.
 inline const RealMpi& real() { return detail::g_real_mpi; }
 
+// One engine function, under the engine's lock (taken only under
+// MPI_THREAD_MULTIPLE).
+template <typename EngineCall>
+Status run_in_engine(EngineCall& call) {
+  const runtime::EngineEntry entry;
+  return call();
+}
+
 // Runs one engine function under the reentrancy guard and turns its Status
 // into an MPI error code through comm's error handler. Host-buffer calls never
 // come here: they pass straight through, guard-free, so that the compiler can
@@ -26,7 +35,8 @@ inline const RealMpi& real() { return detail::g_real_mpi; }
 template <typename EngineCall>
 __attribute__((noinline)) int in_engine(MPI_Comm comm, EngineCall call, const char* caller = __builtin_FUNCTION()) {
   ReentryGuard guard;
-  const int rc = report(call(), comm, caller);
+  // The user's error handler runs outside the engine.
+  const int rc = report(run_in_engine(call), comm, caller);
   memory::forget_device_answer();
   return rc;
 }

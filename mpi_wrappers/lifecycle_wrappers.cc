@@ -1,9 +1,10 @@
 // MPI_Init, MPI_Init_thread, MPI_Finalize, and what applications ask cumpi.
 #include "cumpi/cumpi.h"
-#include "transport/ipc/ipc_cache.h"
 #include "mpi_wrappers/intercept.h"
+#include "runtime/engine_lock.h"
 #include "runtime/real_mpi.h"
 #include "runtime/runtime.h"
+#include "transport/ipc/ipc_cache.h"
 
 namespace cumpi::wrappers {
 
@@ -16,23 +17,16 @@ int intercept_Init(int* argc, char*** argv) {
   return rc;
 }
 
-// cumpi's engine is not yet safe under concurrent calls from several threads
-// (its matched queue, progress and receive table assume one caller at a
-// time), so it offers at most MPI_THREAD_SERIALIZED, and asks the real MPI
-// for no more: an application that asked for MPI_THREAD_MULTIPLE learns
-// from `provided` that it must serialise its calls, as MPI lets it.
-constexpr int kHighestThreadLevel = MPI_THREAD_SERIALIZED;
-
+// Every thread level the real MPI grants: under MPI_THREAD_MULTIPLE the
+// engine is entered by one thread at a time (runtime/engine_lock.h), before
+// any other thread can call MPI.
 int intercept_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  const int asked = required > kHighestThreadLevel ? kHighestThreadLevel : required;
-  const int rc = real_mpi().Init_thread(argc, argv, asked, provided);
+  const int rc = real_mpi().Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) {
-    runtime::start();
-    if (required > kHighestThreadLevel) {
-      runtime::warn_once_per_job(
-          "MPI_THREAD_MULTIPLE was asked for; cumpi provides MPI_THREAD_SERIALIZED (calls from several threads "
-          "must not overlap)");
+    if (*provided == MPI_THREAD_MULTIPLE) {
+      runtime::engine_serves_threads();
     }
+    runtime::start();
   }
   return rc;
 }

@@ -27,6 +27,7 @@ bool Checks::check(bool ok, const char* expression, const char* file, int line, 
   ++failed_;
   int rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::lock_guard<std::mutex> lock(report_);
   std::fprintf(stderr, "FAILED [rank %d] %s: %s at %s:%d %s\n", rank, context_.c_str(), expression, file, line,
                detail.c_str());
   return false;
@@ -58,7 +59,7 @@ bool Checks::bytes_equal(const std::vector<unsigned char>& expected, const std::
 }
 
 int Checks::finish() {
-  long counts[2] = {passed_, failed_};
+  long counts[2] = {passed_.load(), failed_.load()};
   long totals[2] = {0, 0};
   MPI_Allreduce(counts, totals, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   int rank = 0;

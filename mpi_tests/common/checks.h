@@ -1,11 +1,14 @@
 // Assertions for launched tests: a failed check prints the rank and the
 // test; finish() gathers all ranks' counts, prints "N passed, M failed" on
-// rank 0 and returns the exit code.
+// rank 0 and returns the exit code. Checks may be made from several threads
+// at once; the context is set by the main thread between their phases.
 #pragma once
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,15 +34,16 @@ class Checks {
 
  private:
   std::string context_;
-  long passed_ = 0;
-  long failed_ = 0;
+  std::atomic<long> passed_{0};
+  std::atomic<long> failed_{0};
+  std::mutex report_;  // one failure's line at a time
 };
 
 }  // namespace cumpi_test
 
 #define CHECK_TRUE(cond, ...) \
   ::cumpi_test::Checks::instance().check((cond), #cond, __FILE__, __LINE__, ::cumpi_test::format("" __VA_ARGS__))
-#define CHECK_EQ(a, b, ...)                                                                         \
+#define CHECK_EQ(a, b, ...)                                                                                        \
   ::cumpi_test::Checks::instance().check_equal(static_cast<long long>(a), static_cast<long long>(b), #a " == " #b, \
                                                __FILE__, __LINE__, ::cumpi_test::format("" __VA_ARGS__))
 #define CHECK_BYTES(expected, actual, what) \

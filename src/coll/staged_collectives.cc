@@ -6,6 +6,7 @@
 
 #include "memory/staged_buffer.h"
 #include "protocol/progress.h"
+#include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
@@ -106,7 +107,10 @@ Status run(MPI_Comm comm, const void* sendbuf, void* recvbuf, const Geometry& ge
   }
   record.add_bytes(staged.send.staged_bytes() + staged.receive.staged_bytes());
   if (request == nullptr) {
-    const int rc = call(staged.send.mpi_pointer(), staged.receive.mpi_pointer(), nullptr);
+    // The buffers are this call's own: other threads may use the engine
+    // while the collective blocks.
+    const int rc = runtime::with_engine_released(
+        [&] { return call(staged.send.mpi_pointer(), staged.receive.mpi_pointer(), nullptr); });
     return rc == MPI_SUCCESS ? staged.receive.copy_back_all() : Status::mpi(rc);
   }
   auto operation = std::make_unique<protocol::StagedOperation>();

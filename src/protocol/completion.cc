@@ -8,6 +8,7 @@
 #include "protocol/operation_table.h"
 #include "protocol/persistent.h"
 #include "protocol/progress.h"
+#include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 
@@ -151,7 +152,10 @@ void sweep(const RequestsBefore& before) {
 }
 
 // The waits as loops over the tests, which advance the engine: for calls
-// that wait for one of cumpi's requests, or while a peer waits for this rank.
+// that wait for one of cumpi's requests, while a peer waits for this rank,
+// and under MPI_THREAD_MULTIPLE (a real Wait would keep the other threads
+// out of the engine, and could not give it up: the engine's progress tests
+// direct receives' requests, which must not be in a Wait meanwhile).
 Status wait_advancing(MPI_Request* request, MPI_Status* status);
 Status waitall_advancing(int count, MPI_Request requests[], MPI_Status statuses[]);
 Status waitany_advancing(int count, MPI_Request requests[], int* index, MPI_Status* status);
@@ -168,7 +172,7 @@ Status test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 Status wait(MPI_Request* request, MPI_Status* status) {
-  if (!needs_service()) {
+  if (may_block_in_mpi()) {
     const RequestsBefore before(1, request);
     if (before.any_outcome()) return wait_advancing(request, status);
     StatusArray local(status, 1);
@@ -187,7 +191,7 @@ Status testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses
 }
 
 Status waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  if (!needs_service()) {
+  if (may_block_in_mpi()) {
     const RequestsBefore before(count, requests);
     if (before.any_outcome()) return waitall_advancing(count, requests, statuses);
     StatusArray local(statuses, count);
@@ -206,7 +210,7 @@ Status testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Sta
 }
 
 Status waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  if (!needs_service()) {
+  if (may_block_in_mpi()) {
     const RequestsBefore before(count, requests);
     if (before.any_outcome()) return waitany_advancing(count, requests, index, status);
     StatusArray local(status, 1);
@@ -234,6 +238,7 @@ Status wait_advancing(MPI_Request* request, MPI_Status* status) {
     if (!result.is_ok() || flag != 0) {
       return result;
     }
+    runtime::yield_engine();
   }
 }
 
@@ -244,6 +249,7 @@ Status waitall_advancing(int count, MPI_Request requests[], MPI_Status statuses[
     if (!result.is_ok() || flag != 0) {
       return result;
     }
+    runtime::yield_engine();
   }
 }
 
@@ -254,6 +260,7 @@ Status waitany_advancing(int count, MPI_Request requests[], int* index, MPI_Stat
     if (!result.is_ok() || flag != 0) {
       return result;
     }
+    runtime::yield_engine();
   }
 }
 
@@ -263,13 +270,14 @@ Status waitsome_advancing(int incount, MPI_Request requests[], int* outcount, in
     if (!result.is_ok() || *outcount != 0) {
       return result;
     }
+    runtime::yield_engine();
   }
 }
 
 }  // namespace
 
 Status waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  if (!needs_service()) {
+  if (may_block_in_mpi()) {
     const RequestsBefore before(incount, requests);
     if (before.any_outcome()) return waitsome_advancing(incount, requests, outcount, indices, statuses);
     StatusArray local(statuses, incount);

@@ -10,6 +10,7 @@
 #include "protocol/operation_table.h"
 #include "protocol/pull.h"
 #include "protocol/receive_target.h"
+#include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
@@ -28,10 +29,10 @@ struct DirectReceive {
   MPI_Comm comm{};
   std::uintptr_t first = 0;  // host bytes the receive may write: [first, last)
   std::uintptr_t last = 0;
-  bool examined = false;     // looked at before its completing call (peeked, or settled)
+  bool examined = false;  // looked at before its completing call (peeked, or settled)
   MPI_Status examined_status{};
   int examined_error = MPI_SUCCESS;
-  bool freed = false;        // MPI_Request_free: cumpi completes it
+  bool freed = false;  // MPI_Request_free: cumpi completes it
 };
 
 struct PrivateReceive {
@@ -316,7 +317,9 @@ Finished peek_direct_receive(MPI_Request request, MPI_Status* status) {
     return outcome;
   }
   // Recorded first: the examination's own writes settle overlapping
-  // receives, and must not come back to this one.
+  // receives, and must not come back to this one. Until the second record,
+  // the entry says done with a placeholder: no other thread may look.
+  const runtime::EngineBusy busy;
   table().record(request, *status, MPI_SUCCESS);
   outcome.error = examine(receive, status);
   table().record(request, *status, outcome.error);

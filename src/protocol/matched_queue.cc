@@ -4,13 +4,14 @@
 #include <type_traits>
 
 #include "protocol/operation_table.h"
+#include "protocol/progress.h"
 #include "protocol/receive_target.h"
 #include "protocol/short_envelope.h"
-#include "protocol/progress.h"
+#include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
-#include "runtime/status_bytes.h"
 #include "runtime/runtime.h"
+#include "runtime/status_bytes.h"
 
 namespace cumpi::protocol {
 
@@ -41,8 +42,8 @@ Status recognise_envelope(QueuedMessage& queued) {
   if (bytes == kEnvelopeBytes) {
     queued.is_envelope = read_envelope(queued.bytes.data(), &queued.envelope);
   } else {
-    Status looked = short_envelope_arrived(queued.bytes.data(), bytes, queued.comm, queued.source,
-                                           &queued.envelope, &queued.is_envelope);
+    Status looked = short_envelope_arrived(queued.bytes.data(), bytes, queued.comm, queued.source, &queued.envelope,
+                                           &queued.is_envelope);
     if (!looked.is_ok()) {
       return looked;
     }
@@ -62,8 +63,7 @@ Status MatchedQueue::take(MPI_Message* message, const MPI_Status& probed, MPI_Co
   queued->tag = probed.MPI_TAG;
   const std::size_t bytes = status_bytes(probed);
   queued->bytes.resize(bytes);
-  const int rc =
-      real_mpi().Mrecv(queued->bytes.data(), static_cast<int>(bytes), MPI_BYTE, message, MPI_STATUS_IGNORE);
+  const int rc = real_mpi().Mrecv(queued->bytes.data(), static_cast<int>(bytes), MPI_BYTE, message, MPI_STATUS_IGNORE);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }
@@ -163,7 +163,8 @@ int look(int source, int tag, MPI_Comm comm, bool blocking, int* found, MPI_Stat
   const RealMpi& mpi = real_mpi();
   if (blocking && !needs_service()) {
     *found = 1;
-    return mpi.Probe(source, tag, comm, status);
+    // A probe takes nothing out of MPI: other threads may go on meanwhile.
+    return runtime::with_engine_released([&] { return mpi.Probe(source, tag, comm, status); });
   }
   progress_if_pending();
   return mpi.Iprobe(source, tag, comm, found, status);
@@ -173,8 +174,7 @@ int look(int source, int tag, MPI_Comm comm, bool blocking, int* found, MPI_Stat
 // (*plain), taking a message of the envelope's size into the queue. `flag` is
 // the nonblocking probes' (0 when nothing was found); null for a blocking
 // probe, which always finds one.
-Status find_message(int source, int tag, MPI_Comm comm, int* flag, const QueuedMessage** queued,
-                    MPI_Status* plain) {
+Status find_message(int source, int tag, MPI_Comm comm, int* flag, const QueuedMessage** queued, MPI_Status* plain) {
   MatchedQueue& queue = matched_queue();
   const bool blocking = flag == nullptr;
   int found_here = 0;
@@ -194,17 +194,23 @@ Status find_message(int source, int tag, MPI_Comm comm, int* flag, const QueuedM
       if (!blocking) {
         return Status::ok();
       }
+      runtime::yield_engine();
       continue;
     }
     if (plain->MPI_SOURCE == MPI_PROC_NULL || status_bytes(*plain) != kEnvelopeBytes) {
       return Status::ok();
     }
     // The same source and tag match the same message again: MPI's order.
+    // Unless another thread's receive took it meanwhile: then look again.
     MPI_Message message{};
     MPI_Status probed{};
-    const int mrc = real_mpi().Mprobe(plain->MPI_SOURCE, plain->MPI_TAG, comm, &message, &probed);
+    int matched = 0;
+    const int mrc = real_mpi().Improbe(plain->MPI_SOURCE, plain->MPI_TAG, comm, &matched, &message, &probed);
     if (mrc != MPI_SUCCESS) {
       return from_mpi(mrc);
+    }
+    if (matched == 0) {
+      continue;
     }
     Status taken = queue.take(&message, probed, comm);
     if (!taken.is_ok()) {
@@ -250,11 +256,16 @@ Status mprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* messag
       if (status != MPI_STATUS_IGNORE) *status = plain;
       return Status::ok();
     }
-    // A plain message that is not of the envelope's size: match exactly it.
+    // A plain message that is not of the envelope's size: match exactly it
+    // (or, when another thread's receive took it meanwhile, look again).
     MPI_Status probed{};
-    const int rc = real_mpi().Mprobe(plain.MPI_SOURCE, plain.MPI_TAG, comm, message, &probed);
+    int matched = 0;
+    const int rc = real_mpi().Improbe(plain.MPI_SOURCE, plain.MPI_TAG, comm, &matched, message, &probed);
     if (rc != MPI_SUCCESS) {
       return from_mpi(rc);
+    }
+    if (matched == 0) {
+      continue;
     }
     if (may_be_envelope(status_bytes(probed))) {
       // A message that may be an envelope goes through the queue (another

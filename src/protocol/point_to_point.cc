@@ -3,8 +3,8 @@
 #include <memory>
 #include <vector>
 
-#include "memory/staged_buffer.h"
 #include "memory/classifier.h"
+#include "memory/staged_buffer.h"
 #include "protocol/channel.h"
 #include "protocol/completion.h"
 #include "protocol/envelope_grants.h"
@@ -13,6 +13,7 @@
 #include "protocol/rendezvous_send.h"
 #include "protocol/short_envelope.h"
 #include "protocol/watched_receive.h"
+#include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
@@ -21,9 +22,9 @@
 namespace cumpi::protocol {
 
 using memory::ByteSpan;
+using memory::PointerInfo;
 using memory::StagedBuffer;
 using memory::TypeLayout;
-using memory::PointerInfo;
 
 namespace {
 
@@ -40,10 +41,14 @@ struct SendFunctions {
 SendFunctions send_functions(SendMode mode) {
   const RealMpi& mpi = real_mpi();
   switch (mode) {
-    case SendMode::synchronous: return {mpi.Ssend, mpi.Issend, mpi.Ssend_init};
-    case SendMode::buffered: return {mpi.Bsend, mpi.Ibsend, nullptr};
-    case SendMode::ready: return {mpi.Rsend, mpi.Irsend, mpi.Rsend_init};
-    case SendMode::standard: break;
+    case SendMode::synchronous:
+      return {mpi.Ssend, mpi.Issend, mpi.Ssend_init};
+    case SendMode::buffered:
+      return {mpi.Bsend, mpi.Ibsend, nullptr};
+    case SendMode::ready:
+      return {mpi.Rsend, mpi.Irsend, mpi.Rsend_init};
+    case SendMode::standard:
+      break;
   }
   return {mpi.Send, mpi.Isend, mpi.Send_init};
 }
@@ -94,7 +99,8 @@ MPI_Status* status_or_local(MPI_Status* status, MPI_Status* local) {
 }
 
 // A blocking receive of `count` elements into `buf` through staging:
-// `receive(host_buffer, status)` is the real call.
+// `receive(host_buffer, status)` is the real call, on a message matched
+// already, so other threads may use the engine while it blocks.
 template <typename Receive>
 Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* status, Receive receive) {
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
@@ -107,7 +113,7 @@ Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* statu
   record.add_bytes(staged.staged_bytes());
   MPI_Status local{};
   MPI_Status* result = status_or_local(status, &local);
-  const int rc = receive(staged.mpi_pointer(), result);
+  const int rc = runtime::with_engine_released([&] { return receive(staged.mpi_pointer(), result); });
   return finish_receive(rc, staged, contiguous, *result);
 }
 
@@ -140,7 +146,7 @@ struct RendezvousMessage {
   const char* data = nullptr;
   std::size_t bytes = 0;
   memory::PointerInfo owner;
-  int peer = -1;  // dest's world rank
+  int peer = -1;                                           // dest's world rank
   std::int64_t short_slot = RendezvousSend::kNoShortSlot;  // claimed for a message smaller than an envelope
 };
 
@@ -187,6 +193,7 @@ Status rendezvous_send(const RendezvousMessage& message, int dest, int tag, MPI_
   Status error;
   while (!send.advance(&error)) {
     progress_if_pending();
+    runtime::yield_engine();
   }
   return error;
 }
@@ -203,8 +210,8 @@ Status rendezvous_isend(const RendezvousMessage& message, int dest, int tag, MPI
 
 // A persistent buffered send keeps its message's description: its request
 // is made anew at each start (see PersistentOperation::buffered).
-int buffered_send_init(PersistentOperation& operation, int count, MPI_Datatype type, int dest, int tag,
-                       MPI_Comm comm, MPI_Request* request) {
+int buffered_send_init(PersistentOperation& operation, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                       MPI_Request* request) {
   auto message = std::make_unique<PersistentOperation::BufferedMessage>();
   int rc = real_mpi().Type_dup(type, &message->type);
   if (rc != MPI_SUCCESS) {
@@ -232,7 +239,8 @@ Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int de
     return status;
   }
   record.add_bytes(staged.staged_bytes());
-  return from_mpi(send_functions(mode).blocking(staged.mpi_pointer(), count, type, dest, tag, comm));
+  return from_mpi(runtime::with_engine_released(
+      [&] { return send_functions(mode).blocking(staged.mpi_pointer(), count, type, dest, tag, comm); }));
 }
 
 Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -266,10 +274,9 @@ Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, i
   if (!status.is_ok()) {
     return status;
   }
-  const int rc =
-      mode == SendMode::buffered
-          ? buffered_send_init(*operation, count, type, dest, tag, comm, request)
-          : send_functions(mode).persistent(operation->staged.mpi_pointer(), count, type, dest, tag, comm, request);
+  const int rc = mode == SendMode::buffered ? buffered_send_init(*operation, count, type, dest, tag, comm, request)
+                                            : send_functions(mode).persistent(operation->staged.mpi_pointer(), count,
+                                                                              type, dest, tag, comm, request);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }
@@ -307,8 +314,7 @@ Status imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI
   });
 }
 
-Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                 MPI_Request* request) {
+Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   auto operation = std::make_unique<PersistentOperation>();
   operation->is_receive = true;
   operation->comm = comm;
@@ -358,9 +364,8 @@ Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int d
                   status);
 }
 
-Status host_sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                     void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                     MPI_Status* status) {
+Status host_sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   serve_grants();
   if (has_queued_messages() || must_land_privately(recvbuf, recvcount, recvtype)) {
     return exchange(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
@@ -369,7 +374,7 @@ Status host_sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
   const RealMpi& mpi = real_mpi();
-  if (!needs_service()) {
+  if (may_block_in_mpi()) {
     const int rc = mpi.Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
                                 recvtag, comm, result);
     if (rc != MPI_SUCCESS) {

@@ -10,6 +10,7 @@
 #include "protocol/envelope_grants.h"
 #include "protocol/host_receives.h"
 #include "protocol/persistent.h"
+#include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
@@ -130,16 +131,19 @@ void progress_pending(OperationTable& table) {
 
 void progress() {
   OperationTable& table = operations();
-  std::unique_lock<std::mutex> lock(table.mutex(), std::try_to_lock);
-  if (!lock.owns_lock()) {
-    return;
+  {
+    // Taken by this thread already when an operation's advance progresses.
+    std::unique_lock<std::mutex> lock(table.mutex(), std::try_to_lock);
+    if (!lock.owns_lock()) {
+      return;
+    }
+    const runtime::EngineBusy busy;  // iterates the table
+    progress_pending(table);
+    table.publish_service();
+    if (table.persistent_count() != 0) {
+      progress_orphaned_persistent(table);
+    }
   }
-  progress_pending(table);
-  table.publish_service();
-  if (table.persistent_count() != 0) {
-    progress_orphaned_persistent(table);
-  }
-  lock.unlock();
   progress_freed_direct_receives();
   // Direct receives are looked at by calls that wait or test, not on entry
   // to every call: each look asks MPI about each of them, and one holding an
@@ -177,6 +181,7 @@ Status wait_serving(MPI_Request* request, MPI_Status* status) {
       return from_mpi(rc);
     }
     progress_now_and_then();
+    runtime::yield_engine();
   }
 }
 

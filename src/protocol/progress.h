@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "protocol/operation_table.h"
+#include "runtime/engine_lock.h"
 #include "runtime/mpi_api.h"
 #include "runtime/status.h"
 
@@ -37,6 +38,15 @@ inline void progress_if_pending() {
 // within a few microseconds.
 constexpr unsigned kSweepEvery = 8;
 void progress_now_and_then();
+
+// Whether an engine call may block in the real MPI's own blocking call
+// (Recv, Sendrecv, Wait...) rather than in a loop of tests: not while a peer
+// may wait for this rank's engine, and never while other threads may use
+// the engine. A call posted and waited for in one real call cannot give the
+// engine up between the post and the wait, and the post must come under the
+// engine's lock: another thread's probe must not take a message into the
+// matched queue between this call's look at the queue and its post.
+inline bool may_block_in_mpi() { return !needs_service() && !runtime::engine_serves_threads_now(); }
 
 // Waits for a host request while device operations are pending: tests it,
 // and progresses the engine now and then.

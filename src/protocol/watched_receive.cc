@@ -9,6 +9,7 @@
 #include "protocol/progress.h"
 #include "protocol/short_envelope.h"
 #include "protocol/type_size_cache.h"
+#include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
@@ -57,8 +58,7 @@ Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, int sou
       return take_queued(std::move(queued));
     }
   }
-  return from_mpi(
-      real_mpi().Irecv(target_.landing(), target_.count(), target_.type(), source, tag, comm, &inner_));
+  return from_mpi(real_mpi().Irecv(target_.landing(), target_.count(), target_.type(), source, tag, comm, &inner_));
 }
 
 Status WatchedReceive::start_queued(void* buffer, int count, MPI_Datatype type,
@@ -155,6 +155,7 @@ Status run_to_completion(WatchedReceive& operation, MPI_Status* status) {
   while (!operation.advance()) {
     progress_if_pending();
     serve_grants();
+    runtime::yield_engine();
   }
   const Outcome& result = *operation.outcome;
   if (status != MPI_STATUS_IGNORE) {
@@ -195,7 +196,7 @@ Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int
 }
 
 Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                 MPI_Request* request) {
+                  MPI_Request* request) {
   // A message a probe took out of MPI comes first, as MPI's order wants.
   if (has_queued_messages() && matched_queue().find(comm, source, tag) != nullptr) {
     return watched_irecv(buffer, count, type, source, tag, comm, request);
@@ -207,7 +208,6 @@ Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int ta
   }
   return watched_irecv(buffer, count, type, source, tag, comm, request);
 }
-
 
 namespace {
 
@@ -255,15 +255,14 @@ bool must_land_privately(const void* buffer, int count, MPI_Datatype type) {
   return envelopes_may_arrive() && overlaps_pending_receive(buffer, count, type);
 }
 
-Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                 MPI_Status* status) {
+Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   serve_grants();
   if (has_queued_messages() || must_land_privately(buffer, count, type)) {
     return watched_recv(buffer, count, type, source, tag, comm, status);
   }
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
-  if (!needs_service()) {
+  if (may_block_in_mpi()) {
     const int rc = real_mpi().Recv(buffer, count, type, source, tag, comm, result);
     if (rc != MPI_SUCCESS) {
       return from_mpi(rc);

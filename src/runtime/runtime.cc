@@ -39,12 +39,6 @@ __attribute__((constructor)) void unset_opal_cuda_support() {
 
 }  // namespace
 
-void warn_once_per_job(const char* message) {
-  if (g_world_rank == 0) {
-    CUMPI_LOG(warn, "%s", message);
-  }
-}
-
 void start() {
   real_mpi().Comm_rank(MPI_COMM_WORLD, &g_world_rank);
   log::set_rank(g_world_rank);

@@ -32,7 +32,4 @@ void start();
 // Before the real MPI_Finalize: drains, prints statistics, frees pools.
 void stop();
 
-// A warning that holds for every rank alike, printed by world rank 0 only.
-void warn_once_per_job(const char* message);
-
 }  // namespace cumpi::runtime
