@@ -106,13 +106,13 @@ if [ "$parts" = multigpu ] || { [ "$parts" = all ] && [ "${gpus:-0}" -ge 2 ]; };
   matrix_sizes=0,8,255,256,8192,65536,1048576,16777216,67108864
   step multi_gpu_matrix_np2 env CUMPI_LOG=info \
     "$here/run_launched.sh" mpirun 2 500 "$library" "$build/mpi_tests/p2p_matrix" --sizes $matrix_sizes
-  step multi_gpu_takes_ipc grep -q "take CUDA IPC" "$out/multi_gpu_matrix_np2.log"
+  step multi_gpu_takes_ipc grep -q "take cuda_ipc" "$out/multi_gpu_matrix_np2.log"
   step multi_gpu_matrix_np4 launch 4 500 "$build/mpi_tests/p2p_matrix" --sizes $matrix_sizes
   step multi_gpu_stress_np4 launch 4 300 "$build/mpi_tests/p2p_stress" --messages 10000
   step own_gpu_only_matrix_np2 env CUMPI_LOG=info \
     "$here/run_launched.sh" mpirun 2 500 "$library" "$here/own_gpu_only.sh" "$build/mpi_tests/p2p_matrix" \
     --sizes $matrix_sizes
-  step own_gpu_only_declines grep -q "take the staged pipeline: the sender's GPU is not visible" \
+  step own_gpu_only_declines grep -q "take staged, pulled: the sender's GPU is not visible" \
     "$out/own_gpu_only_matrix_np2.log"
   step own_gpu_only_stress_np4 launch 4 300 "$here/own_gpu_only.sh" "$build/mpi_tests/p2p_stress" --messages 10000
   step own_gpu_only_semantics_np2 launch 2 120 "$here/own_gpu_only.sh" "$build/mpi_tests/p2p_semantics"

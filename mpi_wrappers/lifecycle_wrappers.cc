@@ -4,7 +4,7 @@
 #include "runtime/engine_lock.h"
 #include "runtime/real_mpi.h"
 #include "runtime/runtime.h"
-#include "transport/ipc/ipc_cache.h"
+#include "transport/cuda_ipc/ipc_cache.h"
 
 namespace cumpi::wrappers {
 

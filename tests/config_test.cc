@@ -37,18 +37,23 @@ TEST(ConfigParsing, SizesTakeBinarySuffixes) {
   EXPECT_FALSE(parse_size("17179869184G").has_value());  // overflows 64 bits
 }
 
-TEST(ConfigParsing, TransportsAlwaysKeepTheStagedPath) {
-  const auto both = parse_transports("ipc,staged");
+TEST(ConfigParsing, TransportsAreAnOrderedListThatEndsInTheStagedPath) {
+  const auto both = parse_transports("cuda_ipc,staged");
   ASSERT_TRUE(both.has_value());
-  EXPECT_TRUE(both->allows(kTransportIpc));
-  EXPECT_TRUE(both->allows(kTransportStaged));
+  EXPECT_EQ(both->names, (std::vector<std::string>{"cuda_ipc", "staged"}));
+  const auto staged_first = parse_transports("staged,cuda_ipc");
+  ASSERT_TRUE(staged_first.has_value());
+  EXPECT_EQ(staged_first->names, (std::vector<std::string>{"staged", "cuda_ipc"}));
   const auto staged = parse_transports("staged");
   ASSERT_TRUE(staged.has_value());
-  EXPECT_FALSE(staged->allows(kTransportIpc));
-  EXPECT_TRUE(staged->allows(kTransportStaged));
-  EXPECT_TRUE(parse_transports("IPC")->allows(kTransportStaged));
+  EXPECT_EQ(staged->names, std::vector<std::string>{"staged"});
+  const auto ipc_only = parse_transports("CUDA_IPC");
+  ASSERT_TRUE(ipc_only.has_value());
+  EXPECT_EQ(ipc_only->names, (std::vector<std::string>{"cuda_ipc", "staged"}));
   EXPECT_FALSE(parse_transports("ucx").has_value());
-  EXPECT_FALSE(parse_transports("ipc,,staged").has_value());
+  EXPECT_FALSE(parse_transports("ipc").has_value());
+  EXPECT_FALSE(parse_transports("cuda_ipc,,staged").has_value());
+  EXPECT_FALSE(parse_transports("staged,staged").has_value());
 }
 
 TEST(ConfigParsing, LogLevels) {

@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "transport/ipc/ipc_cache.h"
+#include "transport/cuda_ipc/ipc_cache.h"
 
 namespace cumpi::transport {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "memory/backend.h"
+#include "transport/transport.h"
 
 namespace cumpi::protocol {
 
@@ -25,20 +25,15 @@ struct Envelope {
   std::uint64_t magic = 0;
   std::uint64_t cookie = 0;
   std::uint64_t message_id = 0;
-  std::uint64_t bytes = 0;          // the message's real size
+  std::uint64_t bytes = 0;  // the message's real size
   std::int32_t sender_world_rank = -1;
   std::int32_t sender_pid = 0;
   std::int32_t sender_node = -1;
-  std::uint32_t has_ipc = 0;        // ipc below is valid
-  memory::IpcExport ipc;
-  // The sender pushes the data through the staged pipeline unasked, in
-  // chunks of `chunk` bytes (peers on other nodes, memory that cannot be
-  // exported): the receiver posts the chunk receives and sends FIN.
-  std::uint32_t pushed = 0;
-  std::uint32_t depth = 0;
-  std::uint64_t chunk = 0;
   // Announced by a token on the user's (comm, tag, dest) (short_envelope.h).
   std::uint32_t short_slot = 0;
+  // The transport the sender chose, and its description of the data.
+  transport::TransportId transport = transport::TransportId::none;
+  transport::Blob blob;
 };
 static_assert(sizeof(Envelope) <= kEnvelopeBytes, "the envelope must fit its wire size");
 
@@ -61,10 +56,10 @@ enum class ReplyKind : std::uint32_t {
 
 struct Reply {
   ReplyKind kind = ReplyKind::fin;
-  std::uint32_t depth = 0;   // pull: chunks in flight
+  std::uint32_t depth = 0;          // pull: chunks in flight
   std::uint32_t every_message = 0;  // pull: IPC from this sender will always be declined: push
-  std::uint64_t bytes = 0;   // pull: bytes to send (the receiver's capacity may truncate)
-  std::uint64_t chunk = 0;   // pull: chunk size
+  std::uint64_t bytes = 0;          // pull: bytes to send (the receiver's capacity may truncate)
+  std::uint64_t chunk = 0;          // pull: chunk size
 };
 
 }  // namespace cumpi::protocol

@@ -15,6 +15,7 @@
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
+#include "transport/registry.h"
 
 namespace cumpi::protocol {
 
@@ -152,7 +153,7 @@ void progress() {
     progress_direct_receives();
   }
   serve_grants();
-  memory::backend().flush_copies();  // the copies this sweep queued, in one batch
+  transport::transports().progress_all();  // the IPC copies this sweep queued go in one batch
 }
 
 // Every call entered while device operations are pending progresses them,

@@ -1,44 +1,28 @@
 #include "protocol/pull.h"
 
 #include <algorithm>
-#include <mutex>
-#include <set>
+#include <string>
 #include <utility>
 
 #include "protocol/channel.h"
 #include "protocol/host_receives.h"
-#include "runtime/config.h"
+#include "protocol/route_log.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
+#include "transport/registry.h"
+#include "transport/staged/staged_transport.h"
 
 namespace cumpi::protocol {
 
 namespace {
 
-// The route to each peer is logged once, at info; true the first time.
-bool log_route_once(int sender, const char* route, const std::string& reason) {
-  static std::mutex mutex;
-  static std::set<std::pair<int, std::string>> logged;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!logged.emplace(sender, route).second) {
-    return false;
-  }
-  CUMPI_LOG(info, "rendezvous messages from rank %d take %s%s%s", sender, route, reason.empty() ? "" : ": ",
-            reason.c_str());
-  return true;
+std::string accepted_route(const transport::Transport& transport) {
+  return transport.id() == transport::TransportId::staged ? "staged, pushed by the sender" : transport.name();
 }
 
 }  // namespace
-
-Pull::~Pull() {
-  if (mapping_ != nullptr) {
-    Status ignored = memory::backend().wait_copy(&ticket_);
-    (void)ignored;
-    transport::ipc_cache().release(mapping_);
-  }
-}
 
 Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
   envelope_ = envelope;
@@ -48,113 +32,72 @@ Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
   // A copy into host memory that a pending direct receive overlaps would
   // race with MPI writing that receive (an envelope it takes could be
   // overwritten): the message lands here first and is copied in at the end,
-  // after that receive was looked at.
-  if (!target->on_device() && target->contiguous() &&
-      overlaps_direct_receive(target->host_first(), target->host_last())) {
+  // after that receive was looked at. A target with holes takes it packed.
+  if (target->contiguous_destination() == nullptr ||
+      (!target->on_device() && overlaps_direct_receive(target->host_first(), target->host_last()))) {
     packed_.resize(delivered_);
   }
   started_ = stats::enabled() ? stats::now_seconds() : 0.0;
-  std::string reason;
-  if (envelope.pushed != 0) {
-    route_ = Route::pipeline;
-    log_route_once(envelope.sender_world_rank, "the staged pipeline, pushed by the sender", "");
-    return start_pipeline();
-  }
-  if (start_ipc(&reason)) {
-    route_ = Route::ipc;
-    if (log_route_once(envelope.sender_world_rank, "CUDA IPC", "") &&
-        memory::backend().shares_gpu_without_mps(envelope.ipc, ticket_.context)) {
-      CUMPI_LOG(info,
-                "rank %d shares this GPU without MPS: each switch between the two processes' work costs the GPU "
-                "a time slice (about 150 us on an H200), which bounds small-message latency; run "
-                "nvidia-cuda-mps-control -d before the job to share one context",
-                envelope.sender_world_rank);
+  transport::Transport* offered = transport::transports().find(envelope.transport);
+  transport::Decline decline;
+  if (offered == nullptr) {
+    decline.reason = "the sender's transport (id " + std::to_string(static_cast<unsigned>(envelope.transport)) +
+                     ") is not in this rank's CUMPI_TRANSPORTS";
+    decline.for_peer = true;
+  } else {
+    Status error;
+    transfer_ = offered->accept(message(), envelope.blob, landing(), &decline, &error);
+    if (!error.is_ok()) {
+      return error;
     }
-    return Status::ok();
+    if (transfer_ != nullptr) {
+      transport_ = offered;
+      log_route_once(Direction::from, envelope.sender_world_rank, accepted_route(*offered), "");
+      return Status::ok();
+    }
   }
-  log_route_once(envelope.sender_world_rank, "the staged pipeline", reason);
-  route_ = Route::pipeline;
-  return start_pipeline();
+  log_route_once(Direction::from, envelope.sender_world_rank, "staged, pulled", decline.reason);
+  return start_staged_pull(decline.for_peer);
 }
 
-bool Pull::start_ipc(std::string* decline_reason) {
-  if (!config().transports.allows(kTransportIpc)) {
-    *decline_reason = "CUMPI_TRANSPORTS excludes ipc";
-    peer_declined_ = true;
-    return false;
-  }
-  if (envelope_.sender_node != channel().node) {
-    *decline_reason = "the sender is on another node";
-    return false;
-  }
-  if (envelope_.has_ipc == 0) {
-    *decline_reason = "the sender's buffer cannot be exported (pool or VMM memory)";
-    return false;
-  }
-  // A host buffer takes the copy in the thread's current context.
-  memory::PointerInfo destination = target_->owner();
-  if (!target_->on_device()) {
-    destination.context = memory::backend().current_context();
-  }
-  if (!packed_.empty()) {
-    destination = memory::PointerInfo{};
-    destination.context = memory::backend().current_context();
-  }
-  if (!target_->contiguous() || destination.context == nullptr) {
-    *decline_reason = "";  // non-contiguous receive buffers, no CUDA context: by message, not by peer
-    return false;
-  }
-  if (envelope_.ipc.offset + delivered_ > envelope_.ipc.allocation_bytes) {
-    *decline_reason = "the envelope's buffer lies outside its allocation";
-    return false;
-  }
-  Status status = transport::ipc_cache().acquire(envelope_.sender_world_rank, envelope_.sender_pid,
-                                                 envelope_.ipc, destination, &mapping_);
-  if (!status.is_ok()) {
-    mapping_ = nullptr;
-    *decline_reason = status.message();
-    peer_declined_ = status.code() == StatusCode::unreachable;
-    return false;
-  }
-  // Queued: the pulls a progress sweep starts reach the GPU as one batch.
-  // The source is a mapping of the sender's device memory.
-  memory::backend().queue_copy(this->destination(), static_cast<const char*>(mapping_->base) + envelope_.ipc.offset,
-                               delivered_, destination.context, target_->on_device() && packed_.empty(), &ticket_);
-  return true;
+transport::Message Pull::message() const {
+  transport::Message message;
+  message.id = envelope_.message_id;
+  message.bytes = static_cast<std::size_t>(envelope_.bytes);
+  message.peer =
+      transport::Peer{envelope_.sender_world_rank, envelope_.sender_node == channel().node, envelope_.sender_pid};
+  message.comm = channel().comm;
+  message.tag = chunk_tag(envelope_.message_id);
+  return message;
 }
 
-char* Pull::destination() { return packed_.empty() ? target_->contiguous_destination() : packed_.data(); }
+transport::Landing Pull::landing() {
+  transport::Landing landing;
+  landing.bytes = packed_.empty() ? target_->contiguous_destination() : packed_.data();
+  landing.delivered = delivered_;
+  if (target_->on_device() && packed_.empty()) {
+    landing.owner = target_->owner();
+  }
+  return landing;
+}
 
-Status Pull::start_pipeline() {
-  if (target_->contiguous_destination() == nullptr) {
-    packed_.resize(delivered_);
-  }
-  char* destination = this->destination();
-  const memory::PointerInfo owner =
-      target_->on_device() && packed_.empty() ? target_->owner() : memory::PointerInfo{};
-  const int depth = transport::configured_depth();
-  if (envelope_.pushed != 0) {
-    // Every chunk comes; what does not fit a truncated receive is dropped.
-    const transport::PipelineShape shape{static_cast<std::size_t>(envelope_.bytes),
-                                         static_cast<std::size_t>(envelope_.chunk), depth};
-    return pipeline_.start(destination, owner, shape, delivered_, channel().comm, envelope_.sender_world_rank,
-                           chunk_tag(envelope_.message_id));
-  }
+Status Pull::start_staged_pull(bool for_peer) {
   Reply pull;
   pull.kind = ReplyKind::pull;
   pull.bytes = delivered_;
   pull.chunk = transport::configured_chunk();
-  pull.depth = static_cast<std::uint32_t>(depth);
-  pull.every_message = peer_declined_ ? 1 : 0;
+  pull.depth = static_cast<std::uint32_t>(transport::configured_depth());
+  pull.every_message = for_peer ? 1 : 0;
   Status status = send_reply(pull);
   if (!status.is_ok()) {
     return status;
   }
   CUMPI_LOG(debug, "pulling message %llu (%zu bytes) from rank %d through the staged pipeline",
             static_cast<unsigned long long>(envelope_.message_id), delivered_, envelope_.sender_world_rank);
-  const transport::PipelineShape shape{delivered_, pull.chunk, depth};
-  return pipeline_.start(destination, owner, shape, delivered_, channel().comm, envelope_.sender_world_rank,
-                         chunk_tag(envelope_.message_id));
+  transport_ = &transport::staged_transport();
+  const transport::PipelineShape shape{delivered_, static_cast<std::size_t>(pull.chunk), static_cast<int>(pull.depth)};
+  transfer_ = transport::staged_transport().start_pull_receive(message(), landing(), shape, &status);
+  return status;
 }
 
 Status Pull::send_reply(const Reply& reply) const {
@@ -166,25 +109,13 @@ bool Pull::advance(Status* error) {
   if (finished_) {
     return true;
   }
-  bool done = false;
-  if (route_ == Route::ipc) {
-    Status status = memory::backend().poll_copy(&ticket_, &done);
-    if (!status.is_ok()) {
-      *error = std::move(status);
-      done = true;
-    }
-    if (done) {
-      transport::ipc_cache().release(mapping_);
-      mapping_ = nullptr;
-      if (error->is_ok() && !packed_.empty()) {
-        *error = target_->deliver_packed(packed_.data(), packed_.size());
-      }
-    }
-  } else {
-    done = pipeline_.advance(error) || !error->is_ok();
-    if (done && error->is_ok() && !packed_.empty()) {
-      *error = target_->deliver_packed(packed_.data(), packed_.size());
-    }
+  if (transfer_ == nullptr) {  // start() failed and said so; FIN still goes
+    finish(error);
+    return true;
+  }
+  const bool done = transfer_->advance(error);
+  if (done && error->is_ok() && !packed_.empty()) {
+    *error = target_->deliver_packed(packed_.data(), packed_.size());
   }
   if (done) {
     finish(error);
@@ -199,9 +130,8 @@ void Pull::finish(Status* error) {
   if (error->is_ok()) {
     *error = std::move(sent);
   }
-  if (stats::enabled()) {
-    stats::record(route_ == Route::ipc ? stats::Route::ipc : stats::Route::pipeline, delivered_,
-                  stats::now_seconds() - started_);
+  if (stats::enabled() && transport_ != nullptr) {
+    stats::record(transport_->route(), delivered_, stats::now_seconds() - started_);
   }
 }
 
@@ -209,6 +139,7 @@ Status pull_now(const Envelope& envelope, ReceiveTarget* target, MPI_Status* sta
   Pull pull;
   Status error = pull.start(envelope, target);
   while (error.is_ok() && !pull.advance(&error)) {
+    transport::transports().progress_all();
   }
   real_mpi().Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(pull.delivered()));
   return error.is_ok() && pull.truncated() ? truncated_receive(pull.delivered()) : error;

@@ -1,29 +1,31 @@
 // The receiver's side of a rendezvous message: once an envelope arrived, the
-// data is pulled through a CUDA IPC mapping of the sender's buffer (same
-// node, both GPUs reachable) or through the staged pipeline, which the
-// sender feeds on request. FIN then tells the sender its send is complete.
+// transport the sender chose takes the data into the receive (CUDA IPC maps
+// the sender's buffer; the staged transport receives the chunks the sender
+// pushes); where this rank declines that transport, the data is pulled
+// through the staged pipeline, which the sender feeds on request. FIN then
+// tells the sender its send is complete. Truncation and the landing of
+// data that cannot go straight into the receive buffer are the same for
+// every transport.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
-#include "memory/backend.h"
 #include "protocol/envelope.h"
 #include "protocol/receive_target.h"
 #include "runtime/status.h"
-#include "transport/ipc/ipc_cache.h"
-#include "transport/staged/pipeline.h"
+#include "transport/transport.h"
 
 namespace cumpi::protocol {
 
 class Pull {
  public:
   Pull() = default;
-  ~Pull();
   Pull(const Pull&) = delete;
   Pull& operator=(const Pull&) = delete;
 
-  // Starts pulling `envelope`'s message into `target`, which must outlive
+  // Starts taking `envelope`'s message into `target`, which must outlive
   // the pull. A message larger than the target's capacity is truncated.
   Status start(const Envelope& envelope, ReceiveTarget* target);
   // Never blocks; true once the data is in place and FIN was sent.
@@ -33,30 +35,25 @@ class Pull {
   bool truncated() const { return truncated_; }
 
  private:
-  enum class Route { none, ipc, pipeline };
-
-  // Starts the IPC copy, or says why not (an empty reason means "not tried").
-  bool start_ipc(std::string* decline_reason);
-  Status start_pipeline();
-  // Where the message goes: the target's contiguous memory, or packed_.
-  char* destination();
+  transport::Message message() const;
+  transport::Landing landing();
+  // Asks the sender to feed the staged pipeline; `for_peer`: every later
+  // message of this sender would be declined too.
+  Status start_staged_pull(bool for_peer);
   Status send_reply(const Reply& reply) const;
   void finish(Status* error);
 
-  Route route_ = Route::none;
-  bool peer_declined_ = false;  // IPC from this sender can never work here
   Envelope envelope_;
   ReceiveTarget* target_ = nullptr;
   std::size_t delivered_ = 0;
   bool truncated_ = false;
   bool finished_ = false;
   double started_ = 0;
-  transport::IpcMapping* mapping_ = nullptr;
-  memory::CopyTicket ticket_;
-  transport::PipelineReceiver pipeline_;
   // The message lands here first for targets with holes, and for host
   // targets a pending direct receive overlaps; delivered at the end.
   std::vector<char> packed_;
+  transport::Transport* transport_ = nullptr;      // the one moving the data
+  std::unique_ptr<transport::Transfer> transfer_;  // after packed_: may write it until destroyed
 };
 
 // Pulls `envelope`'s message into `target` before returning and sets the

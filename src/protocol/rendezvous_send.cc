@@ -1,45 +1,24 @@
 #include "protocol/rendezvous_send.h"
 
 #include <algorithm>
-#include <mutex>
-#include <set>
 
 #include "protocol/channel.h"
 #include "protocol/envelope_grants.h"
+#include "protocol/route_log.h"
 #include "protocol/short_envelope.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
+#include "transport/registry.h"
+#include "transport/staged/staged_transport.h"
 
 namespace cumpi::protocol {
 
 namespace {
 
-// Peers that asked for the pipeline although on this node (their process
-// cannot map this rank's GPU memory: GPU isolation, no CUDA context): later
-// messages to them are pushed, which needs no service from this rank.
-class PullingPeers {
- public:
-  void add(int peer) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    peers_.insert(peer);
-  }
-  bool contains(int peer) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return peers_.count(peer) != 0;
-  }
-
- private:
-  std::mutex mutex_;
-  std::set<int> peers_;
-};
-
-PullingPeers& pulling_peers() {
-  static PullingPeers* peers = new PullingPeers();  // lives until exit
-  return *peers;
-}
+transport::Peer peer_of(int world_rank) { return transport::Peer{world_rank, on_this_node(world_rank), 0}; }
 
 }  // namespace
 
@@ -50,16 +29,19 @@ bool may_go_by_rendezvous(std::size_t bytes) {
   if (bytes < kEnvelopeBytes) {
     return bytes >= kShortEnvelopeMinBytes && some_rank_takes_short_envelopes();
   }
-  return bytes >= std::min(config().eager_limit, config().ipc_eager_limit);
+  std::size_t smallest = bytes;
+  for (const transport::Transport* candidate : transport::transports().ordered()) {
+    smallest = std::min(smallest, candidate->rendezvous_from());
+  }
+  return bytes >= smallest;
 }
 
 // One IPC copy beats the two copies of an eager message from the smallest
 // sizes on; the pipeline's extra messages pay only for larger ones.
 bool goes_by_rendezvous(std::size_t bytes, int peer) {
-  const bool ipc_likely =
-      config().transports.allows(kTransportIpc) && on_this_node(peer) && !pulling_peers().contains(peer);
-  const bool by_envelope = bytes < kEnvelopeBytes ? ipc_likely && short_envelope_fits(bytes, peer)
-                                                  : bytes >= (ipc_likely ? config().ipc_eager_limit : config().eager_limit);
+  const transport::Transport& likely = transport::transports().likely_for(peer_of(peer));
+  const bool by_envelope = bytes < kEnvelopeBytes ? likely.carries_short_messages() && short_envelope_fits(bytes, peer)
+                                                  : bytes >= likely.rendezvous_from();
   // Asked last: the peer is asked to take envelopes only when one would go.
   return by_envelope && may_send_envelopes_to(peer);
 }
@@ -77,41 +59,43 @@ RendezvousSend::~RendezvousSend() {
   }
 }
 
-bool RendezvousSend::must_push(int peer) {
-  if (!config().transports.allows(kTransportIpc) || !on_this_node(peer) || pulling_peers().contains(peer)) {
-    return true;
-  }
-  if (memory::backend().export_ipc(data_, owner_, &envelope_.ipc)) {
-    envelope_.has_ipc = 1;
-    return false;
-  }
-  return true;
+transport::Message RendezvousSend::message() const {
+  transport::Message message;
+  message.id = envelope_.message_id;
+  message.bytes = static_cast<std::size_t>(envelope_.bytes);
+  message.peer = peer_of(peer_);
+  message.comm = channel().comm;
+  message.tag = chunk_tag(envelope_.message_id);
+  return message;
 }
 
-Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest,
-                             int peer, int tag, MPI_Comm comm, std::int64_t short_slot) {
-  data_ = data;
-  owner_ = owner;
+Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest, int peer,
+                             int tag, MPI_Comm comm, std::int64_t short_slot) {
+  source_ = transport::Source{data, owner};
   peer_ = peer;
   short_slot_ = short_slot;
   started_ = stats::enabled() ? stats::now_seconds() : 0.0;
   envelope_ = make_envelope(bytes);
-  const bool pushing = must_push(peer);
-  if (pushing) {
-    envelope_.pushed = 1;
-    envelope_.chunk = transport::configured_chunk();
-  }
+  chosen_ = &transport::transports().choose_for_send(source_, message(), &envelope_.blob);
+  envelope_.transport = chosen_->id();
+  log_route_once(Direction::to, peer, chosen_->name(), "");
   record_ = to_record(envelope_);
   // The reply receive is posted first: FIN may come back at once.
   Status status = post_reply_receive();
   if (!status.is_ok()) {
     return status;
   }
-  status = short_slot_ != kNoShortSlot
-               ? send_short(dest, tag, comm)
-               : from_mpi(real_mpi().Isend(record_.bytes, static_cast<int>(kEnvelopeBytes), MPI_BYTE, dest, tag,
-                                           comm, &envelope_request_));
-  return status.is_ok() && pushing ? push(peer) : status;
+  status = short_slot_ != kNoShortSlot ? send_short(dest, tag, comm)
+                                       : from_mpi(real_mpi().Isend(record_.bytes, static_cast<int>(kEnvelopeBytes),
+                                                                   MPI_BYTE, dest, tag, comm, &envelope_request_));
+  if (!status.is_ok()) {
+    return status;
+  }
+  transfer_ = chosen_->start_send(source_, message(), envelope_.blob, &status);
+  if (transfer_ != nullptr) {
+    moving_ = chosen_;
+  }
+  return status;
 }
 
 // The envelope goes first: a receiver that reads the token may then wait
@@ -132,18 +116,6 @@ Status RendezvousSend::send_short(int dest, int tag, MPI_Comm comm) {
   return from_mpi(rc);
 }
 
-// Stages the whole message and posts every chunk before returning: the
-// sender may go into any blocking call now (a collective, say) and MPI
-// alone delivers the rest.
-Status RendezvousSend::push(int peer) {
-  const auto bytes = static_cast<std::size_t>(envelope_.bytes);
-  const auto chunk = static_cast<std::size_t>(envelope_.chunk);
-  const transport::PipelineShape shape{bytes, chunk, static_cast<int>((bytes + chunk - 1) / chunk)};
-  Status status = pipeline_.start(data_, owner_, shape, channel().comm, peer, chunk_tag(envelope_.message_id));
-  pipelining_ = true;
-  return status.is_ok() ? pipeline_.push_all() : status;
-}
-
 Status RendezvousSend::post_reply_receive() {
   return from_mpi(real_mpi().Irecv(&reply_, static_cast<int>(sizeof(reply_)), MPI_BYTE, MPI_ANY_SOURCE,
                                    reply_tag(envelope_.message_id), channel().comm, &reply_request_));
@@ -153,8 +125,10 @@ void RendezvousSend::serve_pull(int receiver, Status* error) {
   const std::size_t bytes = static_cast<std::size_t>(std::min<std::uint64_t>(reply_.bytes, envelope_.bytes));
   const transport::PipelineShape shape{bytes, static_cast<std::size_t>(std::max<std::uint64_t>(reply_.chunk, 1)),
                                        static_cast<int>(std::max<std::uint32_t>(reply_.depth, 1))};
-  *error = pipeline_.start(data_, owner_, shape, channel().comm, receiver, chunk_tag(envelope_.message_id));
-  pipelining_ = true;
+  transport::Message pulled = message();
+  pulled.peer = peer_of(receiver);
+  transfer_ = transport::staged_transport().serve_pull(source_, pulled, shape, error);
+  moving_ = &transport::staged_transport();
   if (error->is_ok()) {
     *error = post_reply_receive();
   }
@@ -188,9 +162,9 @@ bool RendezvousSend::advance(Status* error) {
       CUMPI_LOG(debug, "message %llu: %s from rank %d", static_cast<unsigned long long>(envelope_.message_id),
                 reply_.kind == ReplyKind::pull ? "pull request" : "FIN", status.MPI_SOURCE);
     }
-    if (flag != 0 && reply_.kind == ReplyKind::pull && !pipelining_) {
+    if (flag != 0 && reply_.kind == ReplyKind::pull && transfer_ == nullptr) {
       if (reply_.every_message != 0) {
-        pulling_peers().add(status.MPI_SOURCE);
+        chosen_->declined_by(status.MPI_SOURCE);
       }
       serve_pull(status.MPI_SOURCE, error);
     } else if (flag != 0) {
@@ -200,16 +174,16 @@ bool RendezvousSend::advance(Status* error) {
       return true;
     }
   }
-  if (pipelining_ && !pipeline_done_) {
-    pipeline_done_ = pipeline_.advance(error);
+  if (transfer_ != nullptr && !transfer_done_) {
+    transfer_done_ = transfer_->advance(error);
     if (!error->is_ok()) {
       return true;
     }
   }
   const bool done = fin_ && envelope_request_ == MPI_REQUEST_NULL && short_envelope_request_ == MPI_REQUEST_NULL &&
-                    (!pipelining_ || pipeline_done_);
-  if (done && pipelining_ && stats::enabled()) {
-    stats::record(stats::Route::pipeline, static_cast<std::size_t>(envelope_.bytes), stats::now_seconds() - started_);
+                    (transfer_ == nullptr || transfer_done_);
+  if (done && moving_ != nullptr && stats::enabled()) {
+    stats::record(moving_->route(), static_cast<std::size_t>(envelope_.bytes), stats::now_seconds() - started_);
   }
   return done;
 }

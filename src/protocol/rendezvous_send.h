@@ -1,18 +1,22 @@
-// The sender's side of a rendezvous message (DESIGN §3): an envelope on the
-// user's (comm, tag, dest) in place of the data; then, on the private
-// channel, either FIN (the receiver copied through CUDA IPC) or a pull
-// request, which the sender serves by feeding the staged pipeline, and FIN.
+// The sender's side of a rendezvous message (DESIGN §3): the first
+// registered transport that can carry the buffer describes it in an
+// envelope, which goes on the user's (comm, tag, dest) in place of the data
+// (a transport that pushes starts at once); then, on the private channel,
+// either FIN (the receiver took the data) or a pull request (it declined the
+// transport), which the sender serves by feeding the staged pipeline, and
+// FIN.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "memory/backend.h"
-#include "protocol/operations.h"
 #include "protocol/envelope.h"
+#include "protocol/operations.h"
 #include "runtime/mpi_api.h"
 #include "runtime/status.h"
-#include "transport/staged/pipeline.h"
+#include "transport/transport.h"
 
 namespace cumpi::protocol {
 
@@ -34,16 +38,13 @@ class RendezvousSend {
   bool advance(Status* error);
 
  private:
+  transport::Message message() const;
   Status post_reply_receive();
   void serve_pull(int receiver, Status* error);
-  // Where the receiver cannot map this buffer, the data is pushed at once.
-  bool must_push(int peer);
-  Status push(int peer);
   // The envelope on the channel, then the token in the data's place.
   Status send_short(int dest, int tag, MPI_Comm comm);
 
-  const char* data_ = nullptr;
-  memory::PointerInfo owner_;
+  transport::Source source_;
   Envelope envelope_;
   EnvelopeRecord record_;
   MPI_Request envelope_request_ = MPI_REQUEST_NULL;  // the envelope, or a short envelope's token
@@ -53,20 +54,22 @@ class RendezvousSend {
   unsigned char token_[kEnvelopeBytes] = {};
   MPI_Request reply_request_ = MPI_REQUEST_NULL;
   Reply reply_;
-  bool pipelining_ = false;
-  bool pipeline_done_ = false;
+  transport::Transport* chosen_ = nullptr;  // the one that described the data
+  transport::Transport* moving_ = nullptr;  // the one whose transfer runs here (a push, a served pull)
+  std::unique_ptr<transport::Transfer> transfer_;
+  bool transfer_done_ = false;
   bool fin_ = false;
   double started_ = 0;
-  transport::PipelineSender pipeline_;
 };
 
 // False when a device message of `bytes` in a contiguous buffer goes
 // eagerly to any peer (a cheap test before the peer is known).
 bool may_go_by_rendezvous(std::size_t bytes);
 // True when it goes by rendezvous to world rank `peer` rather than eagerly:
-// CUMPI_IPC_EAGER_LIMIT decides for peers CUDA IPC is likely to reach,
-// CUMPI_EAGER_LIMIT for the others; smaller than an envelope, it goes by
-// short envelope to peers CUDA IPC is likely to reach that take them.
+// the limit of the transport likely to carry it decides
+// (CUMPI_IPC_EAGER_LIMIT for CUDA IPC, CUMPI_EAGER_LIMIT for the staged
+// pipeline); smaller than an envelope, it goes by short envelope where that
+// transport carries short messages and the peer takes them.
 bool goes_by_rendezvous(std::size_t bytes, int peer);
 
 // A rendezvous send behind a generalized request (MPI_Isend and friends).

@@ -1,5 +1,6 @@
 #include "runtime/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -42,8 +43,12 @@ std::optional<Transports> parse_value<Transports>(std::string_view text) {
   return parse_transports(text);
 }
 
-std::string format_value(Transports value) {
-  return value.allows(kTransportIpc) ? "ipc,staged" : "staged";
+std::string format_value(const Transports& value) {
+  std::string text;
+  for (const std::string& name : value.names) {
+    text += (text.empty() ? "" : ",") + name;
+  }
+  return text;
 }
 std::string format_value(bool value) { return value ? "1" : "0"; }
 std::string format_value(std::size_t value) { return std::to_string(value); }
@@ -102,8 +107,17 @@ std::optional<log::Level> parse_log_level(std::string_view text) {
   return std::nullopt;
 }
 
+bool Transports::lists(std::string_view name) const {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+const std::vector<std::string>& known_transport_names() {
+  static const std::vector<std::string> names{"cuda_ipc", "staged"};
+  return names;
+}
+
 std::optional<Transports> parse_transports(std::string_view text) {
-  Transports transports{kTransportStaged};
+  Transports transports;
   const std::string value = lower(text);
   std::size_t begin = 0;
   while (begin <= value.size()) {
@@ -111,29 +125,32 @@ std::optional<Transports> parse_transports(std::string_view text) {
     if (end == std::string::npos) {
       end = value.size();
     }
-    const std::string_view name = std::string_view(value).substr(begin, end - begin);
-    if (name == "ipc") {
-      transports.bits |= kTransportIpc;
-    } else if (name != "staged") {
+    const std::string name = value.substr(begin, end - begin);
+    const auto& known = known_transport_names();
+    if (std::find(known.begin(), known.end(), name) == known.end() || transports.lists(name)) {
       return std::nullopt;
     }
+    transports.names.push_back(name);
     begin = end + 1;
+  }
+  if (!transports.lists("staged")) {
+    transports.names.emplace_back("staged");
   }
   return transports;
 }
 
 ParsedConfig parse_config(const EnvLookup& lookup) {
   ParsedConfig parsed;
-#define CUMPI_CONFIG(field, variable, type, default_value, doc)                                      \
-  parsed.config.field = *parse_value<type>(default_value);                                           \
-  if (const char* text = lookup(variable)) {                                                         \
-    parsed.from_env.emplace_back(variable);                                                          \
-    if (auto value = parse_value<type>(text)) {                                                      \
-      parsed.config.field = *value;                                                                  \
-    } else {                                                                                         \
-      parsed.warnings.push_back(std::string("ignoring ") + variable + "=" + text + ": expected " +   \
-                                #type " (see CUMPI_PRINT_CONFIG=1); using " default_value);          \
-    }                                                                                                \
+#define CUMPI_CONFIG(field, variable, type, default_value, doc)                                    \
+  parsed.config.field = *parse_value<type>(default_value);                                         \
+  if (const char* text = lookup(variable)) {                                                       \
+    parsed.from_env.emplace_back(variable);                                                        \
+    if (auto value = parse_value<type>(text)) {                                                    \
+      parsed.config.field = *value;                                                                \
+    } else {                                                                                       \
+      parsed.warnings.push_back(std::string("ignoring ") + variable + "=" + text + ": expected " + \
+                                #type " (see CUMPI_PRINT_CONFIG=1); using " default_value);        \
+    }                                                                                              \
   }
 #include "runtime/config_table.def"
 #undef CUMPI_CONFIG
@@ -209,8 +226,7 @@ ParsedConfig load_config(bool report) {
     CUMPI_LOG(warn, "%s", warning.c_str());
   }
   for (const std::string& name : unknown_cumpi_variables(environ)) {
-    CUMPI_LOG(warn, "unknown variable %s is ignored (CUMPI_PRINT_CONFIG=1 lists the known ones)",
-              name.c_str());
+    CUMPI_LOG(warn, "unknown variable %s is ignored (CUMPI_PRINT_CONFIG=1 lists the known ones)", name.c_str());
   }
   return parsed;
 }

@@ -17,12 +17,14 @@ using Bool = bool;
 using Size = std::size_t;
 using LogLevel = log::Level;
 
-// The point-to-point transports a process may choose (CUMPI_TRANSPORTS).
-enum TransportBits : unsigned { kTransportIpc = 1, kTransportStaged = 2 };
+// The transports of rendezvous messages, in the order they are tried
+// (CUMPI_TRANSPORTS); the transport layer registers them by these names.
 struct Transports {
-  unsigned bits = kTransportIpc | kTransportStaged;
-  bool allows(TransportBits bit) const { return (bits & bit) != 0; }
+  std::vector<std::string> names;
+  bool lists(std::string_view name) const;
 };
+// Every name CUMPI_TRANSPORTS may list.
+const std::vector<std::string>& known_transport_names();
 
 struct Config {
 #define CUMPI_CONFIG(field, variable, type, default_value, doc) type field{};
@@ -33,8 +35,8 @@ struct Config {
 std::optional<bool> parse_bool(std::string_view text);
 std::optional<std::size_t> parse_size(std::string_view text);
 std::optional<log::Level> parse_log_level(std::string_view text);
-// A comma-separated list of ipc and staged; staged, the always-correct path,
-// is always allowed.
+// A comma-separated, ordered list of known transport names, each once;
+// staged, the always-correct path, is appended when missing.
 std::optional<Transports> parse_transports(std::string_view text);
 
 // Looks up one environment variable; returns nullptr when unset.

@@ -12,7 +12,7 @@
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
-#include "transport/ipc/ipc_cache.h"
+#include "transport/registry.h"
 
 namespace cumpi::runtime {
 
@@ -54,6 +54,7 @@ void start() {
   stats::g_enabled.store(config().stats, std::memory_order_relaxed);
   set_entry_state(kStatisticsWork, config().stats);
   memory::start_classifier();
+  transport::transports().configure(config().transports.names);
   if (!config().disable) {
     Status opened = protocol::open_channel();
     if (!opened.is_ok()) {
@@ -74,7 +75,7 @@ void stop() {
   if (config().stats) {
     std::fprintf(stderr, "%s", stats::format_table(g_world_rank).c_str());
   }
-  transport::ipc_cache().clear();
+  transport::transports().shutdown_all();
   protocol::close_channel();
   memory::staging_pool().clear();
   memory::stop_backend();

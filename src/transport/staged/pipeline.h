@@ -50,8 +50,8 @@ class PipelineSender {
   PipelineSender& operator=(const PipelineSender&) = delete;
 
   // Sends `shape.bytes` from device memory `source` to world rank `receiver`.
-  Status start(const char* source, const memory::PointerInfo& owner, PipelineShape shape, MPI_Comm comm,
-               int receiver, int tag);
+  Status start(const char* source, const memory::PointerInfo& owner, PipelineShape shape, MPI_Comm comm, int receiver,
+               int tag);
   // True once every chunk was sent; an error ends the pipeline.
   bool advance(Status* error);
   // Copies every chunk to host and posts its send before returning (the

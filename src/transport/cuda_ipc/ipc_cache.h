@@ -21,9 +21,9 @@ struct IpcMapping {
   int sender = -1;
   std::uint64_t buffer_id = 0;
   void* context = nullptr;
-  void* base = nullptr;        // the peer allocation's first byte, mapped here
+  void* base = nullptr;  // the peer allocation's first byte, mapped here
   std::size_t bytes = 0;
-  int in_flight = 0;           // copies reading from it
+  int in_flight = 0;  // copies reading from it
 };
 
 struct IpcCacheCounters {
@@ -44,8 +44,8 @@ class IpcCache {
 
   // The mapping of `exported` for copies into `destination`, opened on first
   // use; held (not evicted) until release(). An error is a decline.
-  Status acquire(int sender, int sender_pid, const memory::IpcExport& exported,
-                 const memory::PointerInfo& destination, IpcMapping** mapping);
+  Status acquire(int sender, int sender_pid, const memory::IpcExport& exported, const memory::PointerInfo& destination,
+                 IpcMapping** mapping);
   void release(IpcMapping* mapping);
   // Closes every mapping (at MPI_Finalize).
   void clear();

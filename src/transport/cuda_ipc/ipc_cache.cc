@@ -1,4 +1,4 @@
-#include "transport/ipc/ipc_cache.h"
+#include "transport/cuda_ipc/ipc_cache.h"
 
 #include "runtime/config.h"
 #include "runtime/log.h"
@@ -81,8 +81,7 @@ void IpcCache::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (IpcMapping& mapping : mappings_) {
     if (mapping.in_flight != 0) {
-      CUMPI_LOG(warn, "closing an IPC mapping of rank %d with %d copies in flight", mapping.sender,
-                mapping.in_flight);
+      CUMPI_LOG(warn, "closing an IPC mapping of rank %d with %d copies in flight", mapping.sender, mapping.in_flight);
     }
     backend_.close_ipc(mapping.base, mapping.context);
   }
