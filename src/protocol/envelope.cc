@@ -23,6 +23,16 @@ Envelope make_envelope(std::uint64_t bytes) {
   return envelope;
 }
 
+transport::Message message_of(const Envelope& envelope, const transport::Peer& peer) {
+  transport::Message message;
+  message.id = envelope.message_id;
+  message.bytes = static_cast<std::size_t>(envelope.bytes);
+  message.peer = peer;
+  message.comm = channel().comm;
+  message.tag = chunk_tag(envelope.message_id);
+  return message;
+}
+
 EnvelopeRecord to_record(const Envelope& envelope) {
   EnvelopeRecord record;
   std::memcpy(record.bytes, &envelope, sizeof(envelope));

@@ -45,6 +45,9 @@ struct EnvelopeRecord {
 // A new envelope of this rank for a message of `bytes`.
 Envelope make_envelope(std::uint64_t bytes);
 EnvelopeRecord to_record(const Envelope& envelope);
+// The message an envelope announces, as its transport sees it: exchanged
+// with `peer` on the private channel's chunk tag of the message.
+transport::Message message_of(const Envelope& envelope, const transport::Peer& peer);
 // True when `record` holds kEnvelopeBytes that start with the magic and this
 // job's cookie: no user message can be taken for an envelope by chance.
 bool read_envelope(const void* record, Envelope* out);

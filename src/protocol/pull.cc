@@ -61,14 +61,8 @@ Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
 }
 
 transport::Message Pull::message() const {
-  transport::Message message;
-  message.id = envelope_.message_id;
-  message.bytes = static_cast<std::size_t>(envelope_.bytes);
-  message.peer =
-      transport::Peer{envelope_.sender_world_rank, envelope_.sender_node == channel().node, envelope_.sender_pid};
-  message.comm = channel().comm;
-  message.tag = chunk_tag(envelope_.message_id);
-  return message;
+  return message_of(envelope_, transport::Peer{envelope_.sender_world_rank, envelope_.sender_node == channel().node,
+                                               envelope_.sender_pid});
 }
 
 transport::Landing Pull::landing() {

@@ -59,16 +59,6 @@ RendezvousSend::~RendezvousSend() {
   }
 }
 
-transport::Message RendezvousSend::message() const {
-  transport::Message message;
-  message.id = envelope_.message_id;
-  message.bytes = static_cast<std::size_t>(envelope_.bytes);
-  message.peer = peer_of(peer_);
-  message.comm = channel().comm;
-  message.tag = chunk_tag(envelope_.message_id);
-  return message;
-}
-
 Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::PointerInfo& owner, int dest, int peer,
                              int tag, MPI_Comm comm, std::int64_t short_slot) {
   source_ = transport::Source{data, owner};
@@ -76,7 +66,8 @@ Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::
   short_slot_ = short_slot;
   started_ = stats::enabled() ? stats::now_seconds() : 0.0;
   envelope_ = make_envelope(bytes);
-  chosen_ = &transport::transports().choose_for_send(source_, message(), &envelope_.blob);
+  const transport::Message message = message_of(envelope_, peer_of(peer));
+  chosen_ = &transport::transports().choose_for_send(source_, message, &envelope_.blob);
   envelope_.transport = chosen_->id();
   log_route_once(Direction::to, peer, chosen_->name(), "");
   record_ = to_record(envelope_);
@@ -91,7 +82,7 @@ Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::
   if (!status.is_ok()) {
     return status;
   }
-  transfer_ = chosen_->start_send(source_, message(), envelope_.blob, &status);
+  transfer_ = chosen_->start_send(source_, message, envelope_.blob, &status);
   if (transfer_ != nullptr) {
     moving_ = chosen_;
   }
@@ -125,9 +116,7 @@ void RendezvousSend::serve_pull(int receiver, Status* error) {
   const std::size_t bytes = static_cast<std::size_t>(std::min<std::uint64_t>(reply_.bytes, envelope_.bytes));
   const transport::PipelineShape shape{bytes, static_cast<std::size_t>(std::max<std::uint64_t>(reply_.chunk, 1)),
                                        static_cast<int>(std::max<std::uint32_t>(reply_.depth, 1))};
-  transport::Message pulled = message();
-  pulled.peer = peer_of(receiver);
-  transfer_ = transport::staged_transport().serve_pull(source_, pulled, shape, error);
+  transfer_ = transport::staged_transport().serve_pull(source_, message_of(envelope_, peer_of(receiver)), shape, error);
   moving_ = &transport::staged_transport();
   if (error->is_ok()) {
     *error = post_reply_receive();

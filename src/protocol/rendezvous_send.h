@@ -38,7 +38,6 @@ class RendezvousSend {
   bool advance(Status* error);
 
  private:
-  transport::Message message() const;
   Status post_reply_receive();
   void serve_pull(int receiver, Status* error);
   // The envelope on the channel, then the token in the data's place.

@@ -17,14 +17,27 @@ thread_local int t_depth = 0;  // EngineEntry nesting on this thread
 thread_local bool t_holds = false;
 thread_local int t_busy = 0;
 
-void acquire() {
-  if (!g_engine.try_lock()) {
-    g_waiting.fetch_add(1, std::memory_order_relaxed);
-    g_engine.lock();
-    g_waiting.fetch_sub(1, std::memory_order_relaxed);
-  }
+void note_acquired() {
   g_acquisitions.fetch_add(1, std::memory_order_relaxed);
   t_holds = true;
+}
+
+bool try_acquire() {
+  if (!g_engine.try_lock()) {
+    return false;
+  }
+  note_acquired();
+  return true;
+}
+
+void acquire() {
+  if (try_acquire()) {
+    return;
+  }
+  g_waiting.fetch_add(1, std::memory_order_relaxed);
+  g_engine.lock();
+  g_waiting.fetch_sub(1, std::memory_order_relaxed);
+  note_acquired();
 }
 
 void release() {
@@ -58,9 +71,7 @@ EngineEntryIfFree::EngineEntryIfFree() {
     entered_ = true;
     return;
   }
-  if (g_engine.try_lock()) {
-    g_acquisitions.fetch_add(1, std::memory_order_relaxed);
-    t_holds = true;
+  if (try_acquire()) {
     t_depth = 1;
     entered_ = true;
   }

@@ -33,12 +33,18 @@ class ReceivingPipeline final : public Transfer {
   PipelineReceiver pipeline;
 };
 
+std::unique_ptr<SendingPipeline> send(const Source& source, const Message& message, const PipelineShape& shape,
+                                      Status* error) {
+  auto transfer = std::make_unique<SendingPipeline>();
+  *error =
+      transfer->pipeline.start(source.data, source.owner, shape, message.comm, message.peer.world_rank, message.tag);
+  return transfer;
+}
+
 std::unique_ptr<Transfer> receive(const Message& message, const Landing& landing, const PipelineShape& shape,
                                   Status* error) {
   auto transfer = std::make_unique<ReceivingPipeline>();
-  const memory::PointerInfo owner =
-      landing.owner.kind == memory::MemoryKind::device ? landing.owner : memory::PointerInfo{};
-  *error = transfer->pipeline.start(landing.bytes, owner, shape, landing.delivered, message.comm,
+  *error = transfer->pipeline.start(landing.bytes, landing.owner, shape, landing.delivered, message.comm,
                                     message.peer.world_rank, message.tag);
   return transfer;
 }
@@ -60,9 +66,7 @@ std::unique_ptr<Transfer> StagedTransport::start_send(const Source& source, cons
                                                       Status* error) {
   const auto chunk = static_cast<std::size_t>(read_blob(blob).chunk);
   const PipelineShape shape{message.bytes, chunk, static_cast<int>((message.bytes + chunk - 1) / chunk)};
-  auto transfer = std::make_unique<SendingPipeline>();
-  *error =
-      transfer->pipeline.start(source.data, source.owner, shape, message.comm, message.peer.world_rank, message.tag);
+  auto transfer = send(source, message, shape, error);
   if (error->is_ok()) {
     *error = transfer->pipeline.push_all();
   }
@@ -83,10 +87,7 @@ std::unique_ptr<Transfer> StagedTransport::start_pull_receive(const Message& mes
 
 std::unique_ptr<Transfer> StagedTransport::serve_pull(const Source& source, const Message& message,
                                                       const PipelineShape& shape, Status* error) {
-  auto transfer = std::make_unique<SendingPipeline>();
-  *error =
-      transfer->pipeline.start(source.data, source.owner, shape, message.comm, message.peer.world_rank, message.tag);
-  return transfer;
+  return send(source, message, shape, error);
 }
 
 StagedTransport& staged_transport() {
