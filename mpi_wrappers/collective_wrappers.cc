@@ -1,5 +1,8 @@
 // Collectives: host buffers to the real function, device buffers (either
-// side, on any rank independently) to the staged engine.
+// side, on any rank independently) to the engine: the collectives an
+// algorithm may take through the collective seam (coll/selection.h), the
+// others to the staged path.
+#include "coll/selection.h"
 #include "coll/staged_collectives.h"
 #include "memory/classifier.h"
 #include "mpi_wrappers/intercept.h"
@@ -10,13 +13,66 @@ namespace {
 bool any_on_device(const void* sendbuf, const void* recvbuf) {
   return memory::on_device(sendbuf) || memory::on_device(recvbuf);
 }
+
+Status run(const coll::CollectiveCall& call) { return coll::run_collective(call); }
+
+coll::CollectiveCall reduction_call(coll::Collective collective, const void* sendbuf, void* recvbuf, int count,
+                                    MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  coll::CollectiveCall call;
+  call.collective = collective;
+  call.sendbuf = sendbuf;
+  call.recvbuf = recvbuf;
+  call.send_count = count;
+  call.send_type = type;
+  call.op = op;
+  call.comm = comm;
+  call.request = request;
+  return call;
+}
+
+coll::CollectiveCall allreduce_call(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                                    MPI_Comm comm, MPI_Request* request) {
+  return reduction_call(coll::Collective::allreduce, sendbuf, recvbuf, count, type, op, comm, request);
+}
+
+coll::CollectiveCall reduce_call(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                                 MPI_Comm comm, MPI_Request* request) {
+  coll::CollectiveCall call =
+      reduction_call(coll::Collective::reduce, sendbuf, recvbuf, count, type, op, comm, request);
+  call.root = root;
+  return call;
+}
+
+coll::CollectiveCall reduce_scatter_block_call(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
+                                               MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  return reduction_call(coll::Collective::reduce_scatter_block, sendbuf, recvbuf, recvcount, type, op, comm, request);
+}
+
+coll::CollectiveCall bcast_call(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                                MPI_Request* request) {
+  coll::CollectiveCall call =
+      reduction_call(coll::Collective::bcast, nullptr, buf, count, type, MPI_Op{}, comm, request);
+  call.root = root;
+  return call;
+}
+
+// MPI_Allgather, MPI_Alltoall: blocks of one signature sent and received.
+coll::CollectiveCall exchange_call(coll::Collective collective, const void* sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Request* request) {
+  coll::CollectiveCall call =
+      reduction_call(collective, sendbuf, recvbuf, sendcount, sendtype, MPI_Op{}, comm, request);
+  call.recv_count = recvcount;
+  call.recv_type = recvtype;
+  return call;
+}
 }  // namespace
 
 int intercept_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Allreduce(sendbuf, recvbuf, count, type, op, comm);
   }
-  return in_engine(comm, [=] { return coll::allreduce(sendbuf, recvbuf, count, type, op, comm, nullptr); });
+  return in_engine(comm, [=] { return run(allreduce_call(sendbuf, recvbuf, count, type, op, comm, nullptr)); });
 }
 
 int intercept_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
@@ -24,7 +80,7 @@ int intercept_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Data
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   }
-  return in_engine(comm, [=] { return coll::allreduce(sendbuf, recvbuf, count, type, op, comm, request); });
+  return in_engine(comm, [=] { return run(allreduce_call(sendbuf, recvbuf, count, type, op, comm, request)); });
 }
 
 int intercept_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
@@ -32,7 +88,7 @@ int intercept_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Reduce(sendbuf, recvbuf, count, type, op, root, comm);
   }
-  return in_engine(comm, [=] { return coll::reduce(sendbuf, recvbuf, count, type, op, root, comm, nullptr); });
+  return in_engine(comm, [=] { return run(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, nullptr)); });
 }
 
 int intercept_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
@@ -40,21 +96,21 @@ int intercept_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatyp
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
   }
-  return in_engine(comm, [=] { return coll::reduce(sendbuf, recvbuf, count, type, op, root, comm, request); });
+  return in_engine(comm, [=] { return run(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, request)); });
 }
 
 int intercept_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   if (!memory::on_device(buf)) {
     return real().Bcast(buf, count, type, root, comm);
   }
-  return in_engine(comm, [=] { return coll::bcast(buf, count, type, root, comm, nullptr); });
+  return in_engine(comm, [=] { return run(bcast_call(buf, count, type, root, comm, nullptr)); });
 }
 
 int intercept_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
   if (!memory::on_device(buf)) {
     return real().Ibcast(buf, count, type, root, comm, request);
   }
-  return in_engine(comm, [=] { return coll::bcast(buf, count, type, root, comm, request); });
+  return in_engine(comm, [=] { return run(bcast_call(buf, count, type, root, comm, request)); });
 }
 
 int intercept_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -62,8 +118,10 @@ int intercept_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   }
-  return in_engine(
-      comm, [=] { return coll::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr); });
+  return in_engine(comm, [=] {
+    return run(exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm, nullptr));
+  });
 }
 
 int intercept_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -71,8 +129,10 @@ int intercept_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendty
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   }
-  return in_engine(
-      comm, [=] { return coll::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
+  return in_engine(comm, [=] {
+    return run(exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm, request));
+  });
 }
 
 int intercept_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -80,8 +140,10 @@ int intercept_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   }
-  return in_engine(
-      comm, [=] { return coll::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr); });
+  return in_engine(comm, [=] {
+    return run(exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm, nullptr));
+  });
 }
 
 int intercept_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -89,8 +151,10 @@ int intercept_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   }
-  return in_engine(
-      comm, [=] { return coll::alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
+  return in_engine(comm, [=] {
+    return run(exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                             comm, request));
+  });
 }
 
 int intercept_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -168,7 +232,8 @@ int intercept_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvc
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   }
-  return in_engine(comm, [=] { return coll::reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, nullptr); });
+  return in_engine(
+      comm, [=] { return run(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, nullptr)); });
 }
 
 int intercept_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
@@ -288,8 +353,8 @@ int intercept_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recv
   if (!any_on_device(sendbuf, recvbuf)) {
     return real().Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
   }
-  return in_engine(comm,
-                   [=] { return coll::reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request); });
+  return in_engine(
+      comm, [=] { return run(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, request)); });
 }
 
 int intercept_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,

@@ -87,4 +87,4 @@ using namespace cumpi::pass_through;  // NOLINT(google-build-using-namespace): t
   }                                                                                                           \
   CUMPI_ALIAS(name, params)
 
-#include "runtime/mpi_functions.def"
+#include "mpi_wrappers/wrapped_functions.def"

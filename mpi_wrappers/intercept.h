@@ -43,6 +43,6 @@ __attribute__((noinline)) int in_engine(MPI_Comm comm, EngineCall call, const ch
 
 #define CUMPI_LIFECYCLE(name, params, args) int intercept_##name params;
 #define CUMPI_INTERCEPT(name, params, args, passes_straight) int intercept_##name params;
-#include "runtime/mpi_functions.def"
+#include "mpi_wrappers/wrapped_functions.def"
 
 }  // namespace cumpi::wrappers

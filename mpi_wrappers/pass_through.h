@@ -1,4 +1,4 @@
-// The tests named in mpi_functions.def's passes_straight column: true when a
+// The tests named in wrapped_functions.def's passes_straight column: true when a
 // call certainly needs nothing from cumpi, decided in a few instructions with
 // no call. A false answer only means "let intercept_* look closer".
 #pragma once

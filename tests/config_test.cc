@@ -56,6 +56,15 @@ TEST(ConfigParsing, TransportsAreAnOrderedListThatEndsInTheStagedPath) {
   EXPECT_FALSE(parse_transports("staged,staged").has_value());
 }
 
+TEST(ConfigParsing, CollectiveAlgorithmsAreAnOrderedListThatEndsInTheStagedOne) {
+  const auto staged = parse_coll_algorithms("staged");
+  ASSERT_TRUE(staged.has_value());
+  EXPECT_EQ(staged->names, std::vector<std::string>{"staged"});
+  EXPECT_FALSE(parse_coll_algorithms("nccl").has_value());  // not built yet
+  EXPECT_FALSE(parse_coll_algorithms("staged,staged").has_value());
+  EXPECT_FALSE(parse_coll_algorithms("").has_value());
+}
+
 TEST(ConfigParsing, LogLevels) {
   EXPECT_EQ(parse_log_level("debug"), log::Level::debug);
   EXPECT_EQ(parse_log_level("WARN"), log::Level::warn);

@@ -38,6 +38,18 @@ struct cumpi_ipc_cache_info {
 /** @brief Fills `info`; returns 0. */
 CUMPI_PUBLIC int cumpi_get_ipc_cache_info(struct cumpi_ipc_cache_info* info);
 
+/**
+ * @brief cumpi's own state of communicators: made on first use by the
+ *        engine, released when the communicator is freed.
+ */
+struct cumpi_comm_context_info {
+  size_t made;     /**< contexts made so far (MPI_COMM_WORLD's at MPI_Init) */
+  size_t released; /**< contexts released with their communicators */
+};
+
+/** @brief Fills `info`; returns 0. */
+CUMPI_PUBLIC int cumpi_get_comm_context_info(struct cumpi_comm_context_info* info);
+
 #ifdef __cplusplus
 }
 #endif

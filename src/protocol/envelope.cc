@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "protocol/channel.h"
+#include "protocol/node_map.h"
 
 namespace cumpi::protocol {
 
@@ -19,7 +20,7 @@ Envelope make_envelope(std::uint64_t bytes) {
   envelope.bytes = bytes;
   envelope.sender_world_rank = own.world_rank;
   envelope.sender_pid = own.pid;
-  envelope.sender_node = own.node;
+  envelope.sender_node = this_node();
   return envelope;
 }
 

@@ -6,6 +6,7 @@
 #include "memory/classifier.h"
 #include "memory/staged_buffer.h"
 #include "protocol/channel.h"
+#include "protocol/comm_context.h"
 #include "protocol/completion.h"
 #include "protocol/envelope_grants.h"
 #include "protocol/persistent.h"

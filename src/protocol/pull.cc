@@ -6,6 +6,7 @@
 
 #include "protocol/channel.h"
 #include "protocol/host_receives.h"
+#include "protocol/node_map.h"
 #include "protocol/route_log.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
@@ -61,7 +62,7 @@ Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
 }
 
 transport::Message Pull::message() const {
-  return message_of(envelope_, transport::Peer{envelope_.sender_world_rank, envelope_.sender_node == channel().node,
+  return message_of(envelope_, transport::Peer{envelope_.sender_world_rank, envelope_.sender_node == this_node(),
                                                envelope_.sender_pid});
 }
 

@@ -4,6 +4,7 @@
 
 #include "protocol/channel.h"
 #include "protocol/envelope_grants.h"
+#include "protocol/node_map.h"
 #include "protocol/route_log.h"
 #include "protocol/short_envelope.h"
 #include "runtime/config.h"

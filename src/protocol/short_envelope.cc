@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "protocol/channel.h"
+#include "protocol/comm_context.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
 

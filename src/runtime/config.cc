@@ -42,8 +42,12 @@ template <>
 std::optional<Transports> parse_value<Transports>(std::string_view text) {
   return parse_transports(text);
 }
+template <>
+std::optional<CollAlgorithms> parse_value<CollAlgorithms>(std::string_view text) {
+  return parse_coll_algorithms(text);
+}
 
-std::string format_value(const Transports& value) {
+std::string format_value(const NameList& value) {
   std::string text;
   for (const std::string& name : value.names) {
     text += (text.empty() ? "" : ",") + name;
@@ -107,7 +111,7 @@ std::optional<log::Level> parse_log_level(std::string_view text) {
   return std::nullopt;
 }
 
-bool Transports::lists(std::string_view name) const {
+bool NameList::lists(std::string_view name) const {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
@@ -116,8 +120,16 @@ const std::vector<std::string>& known_transport_names() {
   return names;
 }
 
-std::optional<Transports> parse_transports(std::string_view text) {
-  Transports transports;
+const std::vector<std::string>& known_coll_algorithm_names() {
+  static const std::vector<std::string> names{"staged"};
+  return names;
+}
+
+namespace {
+
+// Known names, each once; `last` appended when missing.
+bool parse_name_list(std::string_view text, const std::vector<std::string>& known, const char* last,
+                     NameList* out) {
   const std::string value = lower(text);
   std::size_t begin = 0;
   while (begin <= value.size()) {
@@ -126,17 +138,34 @@ std::optional<Transports> parse_transports(std::string_view text) {
       end = value.size();
     }
     const std::string name = value.substr(begin, end - begin);
-    const auto& known = known_transport_names();
-    if (std::find(known.begin(), known.end(), name) == known.end() || transports.lists(name)) {
-      return std::nullopt;
+    if (std::find(known.begin(), known.end(), name) == known.end() || out->lists(name)) {
+      return false;
     }
-    transports.names.push_back(name);
+    out->names.push_back(name);
     begin = end + 1;
   }
-  if (!transports.lists("staged")) {
-    transports.names.emplace_back("staged");
+  if (!out->lists(last)) {
+    out->names.emplace_back(last);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Transports> parse_transports(std::string_view text) {
+  Transports transports;
+  if (!parse_name_list(text, known_transport_names(), "staged", &transports)) {
+    return std::nullopt;
   }
   return transports;
+}
+
+std::optional<CollAlgorithms> parse_coll_algorithms(std::string_view text) {
+  CollAlgorithms algorithms;
+  if (!parse_name_list(text, known_coll_algorithm_names(), "staged", &algorithms)) {
+    return std::nullopt;
+  }
+  return algorithms;
 }
 
 ParsedConfig parse_config(const EnvLookup& lookup) {

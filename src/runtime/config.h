@@ -17,14 +17,21 @@ using Bool = bool;
 using Size = std::size_t;
 using LogLevel = log::Level;
 
-// The transports of rendezvous messages, in the order they are tried
-// (CUMPI_TRANSPORTS); the transport layer registers them by these names.
-struct Transports {
+// An ordered list of names, each once, the always-correct one last unless
+// listed earlier.
+struct NameList {
   std::vector<std::string> names;
   bool lists(std::string_view name) const;
 };
-// Every name CUMPI_TRANSPORTS may list.
+// The transports of rendezvous messages, in the order they are tried
+// (CUMPI_TRANSPORTS); the transport layer registers them by these names.
+struct Transports : NameList {};
+// The algorithms of collectives on device buffers, in the order they are
+// tried (CUMPI_COLL); the collective layer registers them by these names.
+struct CollAlgorithms : NameList {};
+// Every name CUMPI_TRANSPORTS, and CUMPI_COLL, may list.
 const std::vector<std::string>& known_transport_names();
+const std::vector<std::string>& known_coll_algorithm_names();
 
 struct Config {
 #define CUMPI_CONFIG(field, variable, type, default_value, doc) type field{};
@@ -38,6 +45,8 @@ std::optional<log::Level> parse_log_level(std::string_view text);
 // A comma-separated, ordered list of known transport names, each once;
 // staged, the always-correct path, is appended when missing.
 std::optional<Transports> parse_transports(std::string_view text);
+// The same for collective algorithms (staged appended when missing).
+std::optional<CollAlgorithms> parse_coll_algorithms(std::string_view text);
 
 // Looks up one environment variable; returns nullptr when unset.
 using EnvLookup = std::function<const char*(const char*)>;

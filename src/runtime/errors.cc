@@ -12,6 +12,7 @@ int mpi_error_class(StatusCode code) {
     case StatusCode::ok: return MPI_SUCCESS;
     case StatusCode::mpi_error: return MPI_ERR_OTHER;
     case StatusCode::bad_buffer: return MPI_ERR_BUFFER;
+    case StatusCode::bad_communicator: return MPI_ERR_COMM;
     case StatusCode::cuda_error: return MPI_ERR_OTHER;
     case StatusCode::out_of_memory: return MPI_ERR_NO_MEM;
     case StatusCode::truncated: return MPI_ERR_TRUNCATE;

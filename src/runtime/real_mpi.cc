@@ -128,12 +128,8 @@ void load_real_mpi() {
     CUMPI_LOG(error, "no MPI library is loaded in this process; cumpi must sit under an MPI program");
     std::abort();
   }
-#define CUMPI_RESOLVE(name) resolve(library, g_real_mpi.name, "PMPI_" #name);
-#define CUMPI_LIFECYCLE(name, params, args) CUMPI_RESOLVE(name)
-#define CUMPI_INTERCEPT(name, params, args, passes_straight) CUMPI_RESOLVE(name)
-#define CUMPI_REAL_ONLY(name) CUMPI_RESOLVE(name)
-#include "runtime/mpi_functions.def"
-#undef CUMPI_RESOLVE
+#define CUMPI_REAL(name) resolve(library, g_real_mpi.name, "PMPI_" #name);
+#include "runtime/real_functions.def"
   g_real_mpi_loaded.store(true, std::memory_order_release);
 }
 

@@ -10,10 +10,8 @@
 namespace cumpi {
 
 struct RealMpi {
-#define CUMPI_LIFECYCLE(name, params, args) decltype(&::PMPI_##name) name = nullptr;
-#define CUMPI_INTERCEPT(name, params, args, passes_straight) decltype(&::PMPI_##name) name = nullptr;
-#define CUMPI_REAL_ONLY(name) decltype(&::PMPI_##name) name = nullptr;
-#include "runtime/mpi_functions.def"
+#define CUMPI_REAL(name) decltype(&::PMPI_##name) name = nullptr;
+#include "runtime/real_functions.def"
 };
 
 namespace detail {

@@ -4,15 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "memory/classifier.h"
-#include "memory/staging_pool.h"
-#include "protocol/channel.h"
-#include "protocol/progress.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
-#include "transport/registry.h"
 
 namespace cumpi::runtime {
 
@@ -39,6 +34,8 @@ __attribute__((constructor)) void unset_opal_cuda_support() {
 
 }  // namespace
 
+// The ground floor's part of MPI_Init: this rank's logging, configuration
+// and statistics.
 void start() {
   real_mpi().Comm_rank(MPI_COMM_WORLD, &g_world_rank);
   log::set_rank(g_world_rank);
@@ -53,32 +50,8 @@ void start() {
   }
   stats::g_enabled.store(config().stats, std::memory_order_relaxed);
   set_entry_state(kStatisticsWork, config().stats);
-  memory::start_classifier();
-  transport::transports().configure(config().transports.names);
-  if (!config().disable) {
-    Status opened = protocol::open_channel();
-    if (!opened.is_ok()) {
-      CUMPI_LOG(warn, "no private channel (MPI error %d): device messages all go eagerly", opened.mpi_code());
-    }
-  }
-  set_entry_state(kActive, !config().disable);
-  CUMPI_LOG(info, "cumpi started (%s backend)%s", memory::backend_name(),
-            config().disable ? ", disabled by CUMPI_DISABLE" : "");
 }
 
-void stop() {
-  if (!interposing()) {
-    return;
-  }
-  set_entry_state(kActive, false);
-  protocol::drain_before_finalize();
-  if (config().stats) {
-    std::fprintf(stderr, "%s", stats::format_table(g_world_rank).c_str());
-  }
-  transport::transports().shutdown_all();
-  protocol::close_channel();
-  memory::staging_pool().clear();
-  memory::stop_backend();
-}
+int world_rank() { return g_world_rank; }
 
 }  // namespace cumpi::runtime

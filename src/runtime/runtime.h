@@ -27,9 +27,11 @@ inline void set_entry_state(EntryState bit, bool on) {
   }
 }
 
-// After the real MPI_Init/MPI_Init_thread succeeded.
+// After the real MPI_Init/MPI_Init_thread succeeded: logging, configuration
+// and statistics of this rank. The engine above starts after it
+// (mpi_wrappers/engine_lifecycle.h).
 void start();
-// Before the real MPI_Finalize: drains, prints statistics, frees pools.
-void stop();
+// MPI_COMM_WORLD's rank of this process; -1 before start().
+int world_rank();
 
 }  // namespace cumpi::runtime

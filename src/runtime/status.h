@@ -12,6 +12,7 @@ enum class StatusCode {
   ok,
   mpi_error,     // an MPI call failed; the MPI library already ran the error handler
   bad_buffer,    // a buffer argument cannot be used (outside its allocation, ...)
+  bad_communicator,  // a communicator argument that is not one (MPI_COMM_NULL, ...)
   cuda_error,    // a CUDA driver call failed
   out_of_memory, // host or pinned memory could not be had
   truncated,     // a message larger than the receive buffer (MPI_ERR_TRUNCATE)
