@@ -79,15 +79,18 @@ Status make_context(MPI_Comm comm, std::shared_ptr<CommContext>* out) {
     return from_mpi(rc);
   }
   std::vector<int> group;
-  std::vector<int> peers;
   Status status = group_world_ranks(comm, false, &group);
-  if (status.is_ok() && inter != 0) {
-    status = group_world_ranks(comm, true, &peers);
-  } else {
-    peers = group;
-  }
   if (!status.is_ok()) {
     return status;
+  }
+  std::vector<int> peers;
+  if (inter == 0) {
+    peers = group;
+  } else {
+    status = group_world_ranks(comm, true, &peers);
+    if (!status.is_ok()) {
+      return status;
+    }
   }
   *out = std::make_shared<CommContext>(std::move(peers), std::move(group), inter != 0);
   g_made.fetch_add(1, std::memory_order_relaxed);

@@ -65,8 +65,6 @@ int node_of(int world_rank) {
 
 bool on_this_node(int world_rank) { return g_node >= 0 && node_of(world_rank) == g_node; }
 
-const std::vector<int>& node_map() { return g_nodes; }
-
 void set_node_map(std::vector<int> nodes, int own_node) {
   g_nodes = std::move(nodes);
   g_node = own_node;

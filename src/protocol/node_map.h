@@ -17,8 +17,6 @@ int this_node();
 int node_of(int world_rank);
 bool on_this_node(int world_rank);
 
-// The map itself, for tests and for contexts built from world ranks.
-const std::vector<int>& node_map();
 // Replaces the map (unit tests; gather_node_map at MPI_Init).
 void set_node_map(std::vector<int> nodes, int own_node);
 
