@@ -4,6 +4,7 @@
 
 #include "coll/selection.h"
 #include "memory/classifier.h"
+#include "memory/copy_engine.h"
 #include "memory/staging_pool.h"
 #include "protocol/channel.h"
 #include "protocol/comm_context.h"
@@ -45,7 +46,7 @@ void start_engine() {
     }
   }
   runtime::set_entry_state(runtime::kActive, !config().disable);
-  CUMPI_LOG(info, "cumpi started (%s backend)%s", memory::backend_name(),
+  CUMPI_LOG(info, "cumpi started (%s device memory)%s", memory::device_memory().name(),
             config().disable ? ", disabled by CUMPI_DISABLE" : "");
 }
 
@@ -63,7 +64,7 @@ void stop_engine() {
   protocol::stop_comm_contexts();
   protocol::forget_node_map();
   memory::staging_pool().clear();
-  memory::stop_backend();
+  memory::copy_engine().shutdown();
 }
 
 }  // namespace cumpi::wrappers

@@ -10,6 +10,7 @@
 
 #include "cumpi/emulation.h"
 #include "memory/classifier.h"
+#include "memory/copy_engine.h"
 
 namespace cumpi::memory {
 namespace {
@@ -62,17 +63,17 @@ TEST_F(Classifier, AThreadsStackIsKnownOnceRead) {
 TEST_F(Classifier, MappedHostMemoryIsHost) {
   void* mapped = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(mapped, MAP_FAILED);
-  EXPECT_FALSE(in_host_region(mapped));  // outside the regions: the backend answers
+  EXPECT_FALSE(in_host_region(mapped));  // outside the regions: the device memory answers
   EXPECT_FALSE(known_host(mapped));
   EXPECT_FALSE(on_device(mapped));
   munmap(mapped, 1 << 20);
 }
 
-// A process that never loaded the CUDA driver: the CUDA backend says no
+// A process that never loaded the CUDA driver: the CUDA device memory says no
 // device memory can exist, answers host for everything, and loads nothing.
-TEST_F(Classifier, CudaBackendWithoutADriverAnswersHostAndLoadsNothing) {
+TEST_F(Classifier, CudaDeviceMemoryWithoutADriverAnswersHostAndLoadsNothing) {
   ASSERT_FALSE(driver_loaded()) << "this test needs a process without libcuda";
-  std::unique_ptr<Backend> cuda = make_cuda_backend();
+  std::unique_ptr<DeviceMemory> cuda = make_cuda_device_memory();
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(cuda->device_memory_possible());
   std::vector<char> buffer(1 << 20);
   EXPECT_EQ(cuda->query(buffer.data()).kind, MemoryKind::host);
@@ -100,15 +101,15 @@ TEST_F(Classifier, EmulatedCopiesRoundTripAndStopAtTheAllocationEnd) {
   for (int i = 0; i < 256; ++i) in[i] = static_cast<char>(i);
   std::vector<char> out(256, 0);
   const PointerInfo owner = classify(device);
-  ASSERT_TRUE(backend().copy_to_device(device, in.data(), 256, owner).is_ok());
-  ASSERT_TRUE(backend().copy_to_host(out.data(), device, 256, owner).is_ok());
+  ASSERT_TRUE(copy_engine().copy_to_device(device, in.data(), 256, owner).is_ok());
+  ASSERT_TRUE(copy_engine().copy_to_host(out.data(), device, 256, owner).is_ok());
   EXPECT_EQ(in, out);
-  EXPECT_FALSE(backend().copy_to_host(out.data(), device + 1, 256, owner).is_ok());
+  EXPECT_FALSE(copy_engine().copy_to_host(out.data(), device + 1, 256, owner).is_ok());
   cumpi_emu_fail_next_copies(1);
-  const Status failed = backend().copy_to_host(out.data(), device, 16, owner);
+  const Status failed = copy_engine().copy_to_host(out.data(), device, 16, owner);
   EXPECT_EQ(failed.code(), StatusCode::cuda_error);
   EXPECT_NE(failed.message().find("cuMemcpyDtoHAsync"), std::string::npos);
-  EXPECT_TRUE(backend().copy_to_host(out.data(), device, 16, owner).is_ok());
+  EXPECT_TRUE(copy_engine().copy_to_host(out.data(), device, 16, owner).is_ok());
   cumpi_emu_free(device);
 }
 

@@ -8,18 +8,11 @@
 namespace cumpi::transport {
 namespace {
 
-using memory::CopyTicket;
-using memory::IpcExport;
 using memory::PointerInfo;
 
 // Hands out fake mappings and records what the cache opens and closes.
-class MappingBackend final : public memory::Backend {
+class MappingDriver final : public IpcDriver {
  public:
-  const char* name() const override { return "mapping"; }
-  bool device_memory_possible() override { return true; }
-  PointerInfo query(const void*) override { return {}; }
-  Status copy_to_host(void*, const void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
-  Status copy_to_device(void*, const void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
   bool export_ipc(const void*, const PointerInfo&, IpcExport*) override { return false; }
   Status open_ipc(const IpcExport& exported, int, const PointerInfo&, void** mapped) override {
     ++opens;
@@ -44,19 +37,7 @@ class MappingBackend final : public memory::Backend {
     }
     ADD_FAILURE() << "closed a mapping that is not open";
   }
-  void* current_context() override { return nullptr; }
   bool shares_gpu_without_mps(const IpcExport&, void*) override { return false; }
-  Status start_copy(void*, const void*, std::size_t, void*, CopyTicket*) override { return Status::ok(); }
-  void queue_copy(void*, const void*, std::size_t, void*, bool, CopyTicket*) override {}
-  void flush_copies() override {}
-  Status poll_copy(CopyTicket*, bool* finished) override {
-    *finished = true;
-    return Status::ok();
-  }
-  Status wait_copy(CopyTicket*) override { return Status::ok(); }
-  Status pin(void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
-  void unpin(void*) override {}
-  void shutdown() override {}
 
   int opens = 0;
   std::map<std::uint64_t, std::uintptr_t> open;  // buffer id -> mapped address
@@ -74,8 +55,8 @@ IpcExport exported(std::uint64_t buffer_id, std::size_t bytes = 1 << 20) {
 }
 
 TEST(IpcCache, AMappingIsOpenedOnceAndReused) {
-  MappingBackend backend;
-  IpcCache cache(backend, 8, 1ull << 40);
+  MappingDriver driver;
+  IpcCache cache(driver, 8, 1ull << 40);
   IpcMapping* first = nullptr;
   IpcMapping* second = nullptr;
   ASSERT_TRUE(cache.acquire(1, 0, exported(10), {}, &first).is_ok());
@@ -83,13 +64,13 @@ TEST(IpcCache, AMappingIsOpenedOnceAndReused) {
   ASSERT_TRUE(cache.acquire(1, 0, exported(10), {}, &second).is_ok());
   cache.release(second);
   EXPECT_EQ(first, second);
-  EXPECT_EQ(backend.opens, 1);
+  EXPECT_EQ(driver.opens, 1);
   EXPECT_EQ(cache.counters().hits, 1u);
 }
 
 TEST(IpcCache, BufferIdsAndSendersAreDistinctKeys) {
-  MappingBackend backend;
-  IpcCache cache(backend, 8, 1ull << 40);
+  MappingDriver driver;
+  IpcCache cache(driver, 8, 1ull << 40);
   IpcMapping* mapping = nullptr;
   for (int sender : {1, 2}) {
     for (std::uint64_t id : {10u, 11u}) {
@@ -97,26 +78,26 @@ TEST(IpcCache, BufferIdsAndSendersAreDistinctKeys) {
       cache.release(mapping);
     }
   }
-  EXPECT_EQ(backend.opens, 4);
+  EXPECT_EQ(driver.opens, 4);
   EXPECT_EQ(cache.counters().open_mappings, 4u);
 }
 
 TEST(IpcCache, TheLeastRecentlyUsedIsClosedBeyondTheEntryLimit) {
-  MappingBackend backend;
-  IpcCache cache(backend, 2, 1ull << 40);
+  MappingDriver driver;
+  IpcCache cache(driver, 2, 1ull << 40);
   IpcMapping* mapping = nullptr;
   for (std::uint64_t id : {1u, 2u, 1u, 3u}) {  // 2 is the least recently used when 3 comes
     ASSERT_TRUE(cache.acquire(0, 0, exported(id), {}, &mapping).is_ok());
     cache.release(mapping);
   }
-  EXPECT_EQ(backend.closed, std::set<std::uint64_t>({2}));
+  EXPECT_EQ(driver.closed, std::set<std::uint64_t>({2}));
   EXPECT_EQ(cache.counters().open_mappings, 2u);
   EXPECT_EQ(cache.counters().evictions, 1u);
 }
 
 TEST(IpcCache, BytesAreBoundedToo) {
-  MappingBackend backend;
-  IpcCache cache(backend, 100, 3u << 20);
+  MappingDriver driver;
+  IpcCache cache(driver, 100, 3u << 20);
   IpcMapping* mapping = nullptr;
   for (std::uint64_t id = 1; id <= 5; ++id) {
     ASSERT_TRUE(cache.acquire(0, 0, exported(id, 1u << 20), {}, &mapping).is_ok());
@@ -127,53 +108,53 @@ TEST(IpcCache, BytesAreBoundedToo) {
 }
 
 TEST(IpcCache, MappingsInUseAreNeverEvicted) {
-  MappingBackend backend;
-  IpcCache cache(backend, 1, 1ull << 40);
+  MappingDriver driver;
+  IpcCache cache(driver, 1, 1ull << 40);
   IpcMapping* held = nullptr;
   IpcMapping* other = nullptr;
   ASSERT_TRUE(cache.acquire(0, 0, exported(1), {}, &held).is_ok());
   ASSERT_TRUE(cache.acquire(0, 0, exported(2), {}, &other).is_ok());
-  EXPECT_TRUE(backend.closed.empty()) << "a mapping with a copy in flight was closed";
+  EXPECT_TRUE(driver.closed.empty()) << "a mapping with a copy in flight was closed";
   cache.release(other);
   cache.release(held);
   EXPECT_EQ(cache.counters().open_mappings, 1u);
 }
 
 TEST(IpcCache, ARefusedMappingIsRetriedAfterClosingTheSendersIdleOnes) {
-  MappingBackend backend;
-  IpcCache cache(backend, 100, 1ull << 40);
+  MappingDriver driver;
+  IpcCache cache(driver, 100, 1ull << 40);
   IpcMapping* mapping = nullptr;
   ASSERT_TRUE(cache.acquire(0, 0, exported(1), {}, &mapping).is_ok());  // a buffer the sender later frees
   cache.release(mapping);
-  backend.refuse_while_open = 1;  // its memory comes back as buffer 2: the driver refuses while 1 is mapped
+  driver.refuse_while_open = 1;  // its memory comes back as buffer 2: the driver refuses while 1 is mapped
   ASSERT_TRUE(cache.acquire(0, 0, exported(2), {}, &mapping).is_ok());
   cache.release(mapping);
-  EXPECT_EQ(backend.closed, std::set<std::uint64_t>({1}));
-  EXPECT_EQ(backend.opens, 3);
+  EXPECT_EQ(driver.closed, std::set<std::uint64_t>({1}));
+  EXPECT_EQ(driver.opens, 3);
 }
 
 TEST(IpcCache, AnUnreachablePeerIsADeclineNotARetry) {
-  MappingBackend backend;
-  IpcCache cache(backend, 100, 1ull << 40);
+  MappingDriver driver;
+  IpcCache cache(driver, 100, 1ull << 40);
   IpcMapping* mapping = nullptr;
   ASSERT_TRUE(cache.acquire(0, 0, exported(1), {}, &mapping).is_ok());
   cache.release(mapping);
-  backend.unreachable = true;
+  driver.unreachable = true;
   const Status status = cache.acquire(0, 0, exported(2), {}, &mapping);
   EXPECT_EQ(status.code(), StatusCode::unreachable);
-  EXPECT_TRUE(backend.closed.empty());
+  EXPECT_TRUE(driver.closed.empty());
 }
 
 TEST(IpcCache, ClearClosesEverything) {
-  MappingBackend backend;
-  IpcCache cache(backend, 100, 1ull << 40);
+  MappingDriver driver;
+  IpcCache cache(driver, 100, 1ull << 40);
   IpcMapping* mapping = nullptr;
   for (std::uint64_t id = 1; id <= 3; ++id) {
     ASSERT_TRUE(cache.acquire(0, 0, exported(id), {}, &mapping).is_ok());
     cache.release(mapping);
   }
   cache.clear();
-  EXPECT_TRUE(backend.open.empty());
+  EXPECT_TRUE(driver.open.empty());
   EXPECT_EQ(cache.counters().open_mappings, 0u);
   EXPECT_EQ(cache.counters().mapped_bytes, 0u);
 }

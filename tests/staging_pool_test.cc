@@ -9,28 +9,12 @@ namespace cumpi::memory {
 namespace {
 
 // Counts what the pool asks of the driver.
-class CountingBackend final : public Backend {
+class CountingMemory final : public DeviceMemory {
  public:
   const char* name() const override { return "counting"; }
   bool device_memory_possible() override { return false; }
   PointerInfo query(const void*) override { return {}; }
-  Status copy_to_host(void*, const void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
-  Status copy_to_device(void*, const void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
-  bool export_ipc(const void*, const PointerInfo&, IpcExport*) override { return false; }
-  Status open_ipc(const IpcExport&, int, const PointerInfo&, void**) override {
-    return Status::error(StatusCode::internal, "no IPC");
-  }
-  void close_ipc(void*, void*) override {}
   void* current_context() override { return nullptr; }
-  bool shares_gpu_without_mps(const IpcExport&, void*) override { return false; }
-  Status start_copy(void*, const void*, std::size_t, void*, CopyTicket*) override { return Status::ok(); }
-  void queue_copy(void*, const void*, std::size_t, void*, bool, CopyTicket*) override {}
-  void flush_copies() override {}
-  Status poll_copy(CopyTicket*, bool* finished) override {
-    *finished = true;
-    return Status::ok();
-  }
-  Status wait_copy(CopyTicket*) override { return Status::ok(); }
   Status pin(void* host, std::size_t, const PointerInfo&) override {
     ++pins;
     if (refuse_pinning) return Status::error(StatusCode::cuda_error, "refused");
@@ -41,7 +25,6 @@ class CountingBackend final : public Backend {
     ++unpins;
     pinned.erase(host);
   }
-  void shutdown() override {}
 
   int pins = 0;
   int unpins = 0;
@@ -57,8 +40,8 @@ TEST(StagingPool, SizeClassesArePowersOfTwoFrom64KiB) {
 }
 
 TEST(StagingPool, ReleasedBlocksAreReusedWithoutPinningAgain) {
-  CountingBackend backend;
-  StagingPool pool(backend, 16u << 20);
+  CountingMemory memory;
+  StagingPool pool(memory, 16u << 20);
   PinnedBlock first;
   ASSERT_TRUE(pool.acquire(100000, {}, &first).is_ok());
   EXPECT_TRUE(first.pinned);
@@ -69,14 +52,14 @@ TEST(StagingPool, ReleasedBlocksAreReusedWithoutPinningAgain) {
   PinnedBlock second;
   ASSERT_TRUE(pool.acquire(120000, {}, &second).is_ok());
   EXPECT_EQ(second.data, address);
-  EXPECT_EQ(backend.pins, 1);
+  EXPECT_EQ(memory.pins, 1);
   EXPECT_EQ(pool.blocks_created(), 1u);
   pool.release(second);
 }
 
 TEST(StagingPool, BlocksInUseAreDistinct) {
-  CountingBackend backend;
-  StagingPool pool(backend, 16u << 20);
+  CountingMemory memory;
+  StagingPool pool(memory, 16u << 20);
   PinnedBlock a;
   PinnedBlock b;
   ASSERT_TRUE(pool.acquire(1000, {}, &a).is_ok());
@@ -88,41 +71,41 @@ TEST(StagingPool, BlocksInUseAreDistinct) {
 }
 
 TEST(StagingPool, BeyondTheLimitBlocksAreFreed) {
-  CountingBackend backend;
-  StagingPool pool(backend, 1u << 20);
+  CountingMemory memory;
+  StagingPool pool(memory, 1u << 20);
   PinnedBlock big;
   ASSERT_TRUE(pool.acquire(4u << 20, {}, &big).is_ok());
   pool.release(big);
   EXPECT_EQ(pool.retained_bytes(), 0u);
-  EXPECT_EQ(backend.unpins, 1);
-  EXPECT_TRUE(backend.pinned.empty());
+  EXPECT_EQ(memory.unpins, 1);
+  EXPECT_TRUE(memory.pinned.empty());
 }
 
 TEST(StagingPool, ClearUnpinsEverything) {
-  CountingBackend backend;
-  StagingPool pool(backend, 64u << 20);
+  CountingMemory memory;
+  StagingPool pool(memory, 64u << 20);
   for (std::size_t bytes : {1000u, 200000u, 3000000u}) {
     PinnedBlock block;
     ASSERT_TRUE(pool.acquire(bytes, {}, &block).is_ok());
     pool.release(block);
   }
-  EXPECT_EQ(backend.pinned.size(), 3u);
+  EXPECT_EQ(memory.pinned.size(), 3u);
   pool.clear();
-  EXPECT_TRUE(backend.pinned.empty());
+  EXPECT_TRUE(memory.pinned.empty());
   EXPECT_EQ(pool.retained_bytes(), 0u);
 }
 
 TEST(StagingPool, RefusedPinningStillGivesUsableMemory) {
-  CountingBackend backend;
-  backend.refuse_pinning = true;
-  StagingPool pool(backend, 1u << 20);
+  CountingMemory memory;
+  memory.refuse_pinning = true;
+  StagingPool pool(memory, 1u << 20);
   PinnedBlock block;
   ASSERT_TRUE(pool.acquire(5000, {}, &block).is_ok());
   EXPECT_FALSE(block.pinned);
   std::memset(block.data, 1, 5000);
   pool.release(block);
   pool.clear();
-  EXPECT_EQ(backend.unpins, 0);  // never pinned, never unpinned
+  EXPECT_EQ(memory.unpins, 0);  // never pinned, never unpinned
 }
 
 }  // namespace

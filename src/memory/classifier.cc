@@ -14,12 +14,8 @@ void start_classifier() {
             static_cast<unsigned long>(g_process_regions.image_end));
 }
 
-void stop_backend() { backend().shutdown(); }
-
-const char* backend_name() { return backend().name(); }
-
-bool backend_says_device(const void* pointer) {
-  return pointer != nullptr && !in_host_region(pointer) && query_backend(pointer).kind == MemoryKind::device;
+bool memory_says_device(const void* pointer) {
+  return pointer != nullptr && !in_host_region(pointer) && query_device_memory(pointer).kind == MemoryKind::device;
 }
 
 const void* first_byte_touched(const void* pointer, int count, MPI_Datatype type) {
@@ -31,7 +27,7 @@ const void* first_byte_touched(const void* pointer, int count, MPI_Datatype type
 }
 
 bool buffer_on_device_slow(const void* pointer, int count, MPI_Datatype type) {
-  if (backend_says_device(pointer)) {
+  if (memory_says_device(pointer)) {
     return true;
   }
   const void* first = first_byte_touched(pointer, count, type);
@@ -40,11 +36,11 @@ bool buffer_on_device_slow(const void* pointer, int count, MPI_Datatype type) {
 
 thread_local DeviceAnswer t_device_answer __attribute__((tls_model("initial-exec"))) = {};
 
-PointerInfo query_backend(const void* pointer) {
+PointerInfo query_device_memory(const void* pointer) {
   if (pointer != nullptr && pointer == t_device_answer.pointer) {
     return t_device_answer.info;
   }
-  Backend& active = backend();
+  DeviceMemory& active = device_memory();
   if (!active.device_memory_possible()) {
     return PointerInfo{};
   }

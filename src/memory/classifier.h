@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "memory/backend.h"
+#include "memory/device_memory.h"
 #include "memory/host_regions.h"
 #include "runtime/mpi_api.h"
 
@@ -13,13 +13,9 @@ namespace cumpi::memory {
 
 // At MPI_Init.
 void start_classifier();
-// At MPI_Finalize, after the staging pool was cleared.
-void stop_backend();
-const char* backend_name();
+PointerInfo query_device_memory(const void* pointer);
 
-PointerInfo query_backend(const void* pointer);
-
-// The backend's answer about the last device pointer this thread asked
+// The device memory's answer about the last device pointer this thread asked
 // about, kept until the intercepted call that asked returns (in_engine
 // forgets it): a device send or receive asks about its buffer two or three
 // times, and each answer is a driver call. Only within one call is the
@@ -30,9 +26,9 @@ struct DeviceAnswer {
 };
 extern thread_local DeviceAnswer t_device_answer __attribute__((tls_model("initial-exec")));
 inline void forget_device_answer() { t_device_answer.pointer = nullptr; }
-// The backend's answer to on_device(), out of line: the host-region check
+// The device memory's answer to on_device(), out of line: the host-region check
 // stays a few instructions with no call and no saved registers.
-bool backend_says_device(const void* pointer) __attribute__((noinline));
+bool memory_says_device(const void* pointer) __attribute__((noinline));
 
 // Host memory by construction, decided without a call: the first page
 // (Open MPI's MPI_IN_PLACE, MPI_STATUS_IGNORE), the last address (MPICH's
@@ -49,12 +45,12 @@ inline PointerInfo classify(const void* pointer) {
   if (known_host(pointer) || in_host_region(pointer)) {
     return PointerInfo{};
   }
-  return query_backend(pointer);
+  return query_device_memory(pointer);
 }
 
 // True when `pointer` is device memory that MPI cannot touch.
 inline bool on_device(const void* pointer) {
-  return __builtin_expect(!known_host(pointer), 0) && backend_says_device(pointer);
+  return __builtin_expect(!known_host(pointer), 0) && memory_says_device(pointer);
 }
 
 // The answer of buffer_on_device() beyond the pointer's own region.

@@ -1,6 +1,6 @@
 // Copies queued to be submitted together: the pulls a progress sweep starts
 // go to the GPU in one batch (one submission and one event) instead of a
-// driver call, an event record and a query each. A backend supplies how to
+// driver call, an event record and a query each. A copy engine supplies how to
 // submit, query, wait and release; this keeps the open batches, who still
 // waits on each, and what is already known of their completion.
 #pragma once
@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include "memory/backend.h"
+#include "memory/copy_engine.h"
 #include "runtime/status.h"
 
 namespace cumpi::memory {
@@ -20,7 +20,7 @@ struct QueuedCopy {
   void* to;
   const void* from;
   std::size_t bytes;
-  bool both_on_device;  // known by the caller; otherwise the backend may ask
+  bool both_on_device;  // known by the caller; otherwise the copy engine may ask
 };
 
 struct CopyDevice {
@@ -58,7 +58,7 @@ class CopyBatches {
   CopyBatches& operator=(const CopyBatches&) = delete;
 
   // Adds the copy to `context`'s open batch; ticket->batch holds it. An
-  // empty copy gets an empty ticket, which the backend's poll finds done.
+  // empty copy gets an empty ticket, which the copy engine's poll finds done.
   void queue(void* to, const void* from, std::size_t bytes, void* context, CopyTicket* ticket,
              bool both_on_device = false);
   // Submits every open batch.

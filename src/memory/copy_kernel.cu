@@ -1,5 +1,5 @@
 // The batched copy kernel: blockIdx.y picks the copy, the x blocks share it.
-// Compiled to PTX at build time and loaded by the CUDA backend into the
+// Compiled to PTX at build time and loaded by the kernel registry into the
 // contexts it copies in (cuModuleLoadData), so libcumpi links no CUDA
 // runtime. A window of IPC pulls then costs one launch instead of one
 // driver copy each.
@@ -31,7 +31,8 @@ extern "C" __global__ void cumpi_copy_batch(cumpi_copy_batch_params params) {
   // The bytes after the whole vectors (all of a small unaligned copy): block
   // 0's threads, a byte each.
   if (blockIdx.x == 0) {
-    const unsigned char* __restrict__ from_bytes = reinterpret_cast<const unsigned char*>(copy.from) + copy.vectors * 16;
+    const unsigned char* __restrict__ from_bytes =
+        reinterpret_cast<const unsigned char*>(copy.from) + copy.vectors * 16;
     unsigned char* __restrict__ to_bytes = reinterpret_cast<unsigned char*>(copy.to) + copy.vectors * 16;
     for (unsigned long long i = threadIdx.x; i < copy.tail; i += blockDim.x) to_bytes[i] = from_bytes[i];
   }

@@ -1,5 +1,5 @@
 // The parameters of cumpi's batched copy kernel (copy_kernel.cu), shared by
-// the kernel and the CUDA backend that launches it: one launch copies many
+// the kernel and the CUDA copy engine that launches it: one launch copies many
 // buffers, each in 16-byte vectors and then single bytes.
 #pragma once
 

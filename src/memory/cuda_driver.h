@@ -19,9 +19,13 @@ struct CudaDriver {
 #undef CUMPI_CUDA_FUNCTION
 };
 
-// Fills `driver` from the already loaded libcuda.so.1. False when the driver
-// is not loaded in this process, or lacks a function (the log says which).
-bool load_cuda_driver_if_present(CudaDriver* driver);
+// The process's driver. find_cuda_driver() looks for an already loaded
+// libcuda.so.1 (looking again only once the loader has loaded something
+// since the last look: cheap while the answer is no); once it said yes,
+// cuda_driver() holds the functions and cuda_driver_found() is true.
+bool find_cuda_driver();
+bool cuda_driver_found();
+const CudaDriver& cuda_driver();
 
 // Ok for CUDA_SUCCESS; otherwise a cuda_error naming the call and the
 // driver's error name and string.

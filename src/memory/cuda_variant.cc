@@ -1,10 +1,16 @@
-// libcumpi.so: the CUDA driver backend is the one backend.
-#include "memory/backend.h"
+// libcumpi.so: device memory and copies through the CUDA driver.
+#include "memory/copy_engine.h"
+#include "memory/device_memory.h"
 
 namespace cumpi::memory {
 
-Backend& backend() {
-  static Backend* instance = make_cuda_backend().release();  // lives until process exit
+DeviceMemory& device_memory() {
+  static DeviceMemory* instance = make_cuda_device_memory().release();  // lives until process exit
+  return *instance;
+}
+
+CopyEngine& copy_engine() {
+  static CopyEngine* instance = make_cuda_copy_engine(device_memory()).release();  // lives until process exit
   return *instance;
 }
 

@@ -2,14 +2,15 @@
 
 #include <sys/mman.h>
 
-#include <cinttypes>
 #include <algorithm>
+#include <cinttypes>
 #include <cstdio>
 #include <mutex>
-#include <vector>
 #include <utility>
+#include <vector>
 
 #include "memory/classifier.h"
+#include "memory/copy_engine.h"
 
 namespace cumpi::memory {
 
@@ -53,11 +54,10 @@ class LazyRegions {
         }
       }
     }
-    void* memory =
-        mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* memory = mmap(nullptr, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (memory == MAP_FAILED) {
-      return Status::error(StatusCode::out_of_memory, "cannot reserve " + std::to_string(capacity) +
-                                                          " bytes of host memory for a receive");
+      return Status::error(StatusCode::out_of_memory,
+                           "cannot reserve " + std::to_string(capacity) + " bytes of host memory for a receive");
     }
     *block = PinnedBlock{static_cast<char*>(memory), capacity, false};
     return Status::ok();
@@ -175,7 +175,7 @@ Status StagedBuffer::stage(const void* buffer, ByteSpan span, bool copy_in, bool
   // span's first byte; the host copy keeps that geometry.
   staged.mpi_pointer_ = staged.block_.data - span.offset;
   if (copy_in) {
-    status = backend().copy_to_host(staged.block_.data, device_begin, span.bytes, owner);
+    status = copy_engine().copy_to_host(staged.block_.data, device_begin, span.bytes, owner);
     if (!status.is_ok()) {
       return status;
     }
@@ -189,14 +189,14 @@ Status StagedBuffer::copy_back(std::size_t bytes) {
     return Status::ok();
   }
   touched_bytes_ = std::max(touched_bytes_, bytes);
-  return backend().copy_to_device(device_begin_, block_.data, std::min(bytes, span_bytes_), owner_);
+  return copy_engine().copy_to_device(device_begin_, block_.data, std::min(bytes, span_bytes_), owner_);
 }
 
 Status StagedBuffer::refresh_from_device() {
   if (!staged() || block_.data == nullptr) {
     return Status::ok();
   }
-  return backend().copy_to_host(block_.data, device_begin_, span_bytes_, owner_);
+  return copy_engine().copy_to_host(block_.data, device_begin_, span_bytes_, owner_);
 }
 
 Status span_of_call(MPI_Datatype type, std::int64_t count, TypeLayout* layout, ByteSpan* span) {

@@ -5,8 +5,8 @@
 
 #include <cstddef>
 
-#include "memory/backend.h"
 #include "memory/datatype_layout.h"
+#include "memory/device_memory.h"
 #include "memory/staging_pool.h"
 #include "runtime/status.h"
 
@@ -62,7 +62,7 @@ class StagedBuffer {
   std::size_t span_bytes_ = 0;
   PointerInfo owner_;
   PinnedBlock block_;
-  bool lazy_ = false;  // block_ is an anonymous mapping of ours, not the pool's
+  bool lazy_ = false;              // block_ is an anonymous mapping of ours, not the pool's
   std::size_t touched_bytes_ = 0;  // the most copied back: what MPI wrote there
 };
 

@@ -40,7 +40,7 @@ Status StagingPool::acquire(std::size_t bytes, const PointerInfo& owner, PinnedB
                          "cannot map " + std::to_string(capacity) + " bytes of host memory for staging");
   }
   PinnedBlock fresh{static_cast<char*>(memory), capacity, false};
-  const Status pinned = backend_.pin(fresh.data, capacity, owner);
+  const Status pinned = memory_.pin(fresh.data, capacity, owner);
   fresh.pinned = pinned.is_ok();
   if (!fresh.pinned) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -92,13 +92,13 @@ std::size_t StagingPool::blocks_created() const {
 
 void StagingPool::destroy(PinnedBlock block) {
   if (block.pinned) {
-    backend_.unpin(block.data);
+    memory_.unpin(block.data);
   }
   munmap(block.data, block.capacity);
 }
 
 StagingPool& staging_pool() {
-  static StagingPool* pool = new StagingPool(backend(), config().pinned_pool_limit);  // lives until exit
+  static StagingPool* pool = new StagingPool(device_memory(), config().pinned_pool_limit);  // lives until exit
   return *pool;
 }
 

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "memory/backend.h"
+#include "memory/device_memory.h"
 #include "runtime/status.h"
 
 namespace cumpi::memory {
@@ -25,7 +25,7 @@ struct PinnedBlock {
 
 class StagingPool {
  public:
-  StagingPool(Backend& backend, std::size_t retain_limit) : backend_(backend), retain_limit_(retain_limit) {}
+  StagingPool(DeviceMemory& memory, std::size_t retain_limit) : memory_(memory), retain_limit_(retain_limit) {}
   ~StagingPool() { clear(); }
   StagingPool(const StagingPool&) = delete;
   StagingPool& operator=(const StagingPool&) = delete;
@@ -45,7 +45,7 @@ class StagingPool {
  private:
   void destroy(PinnedBlock block);
 
-  Backend& backend_;
+  DeviceMemory& memory_;
   std::size_t retain_limit_;
   mutable std::mutex mutex_;
   std::vector<PinnedBlock> free_blocks_;
@@ -54,7 +54,7 @@ class StagingPool {
   bool warned_about_pinning_ = false;
 };
 
-// The process's pool, over this library variant's backend.
+// The process's pool, over this library variant's device memory (which pins it).
 StagingPool& staging_pool();
 
 }  // namespace cumpi::memory

@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "memory/backend.h"
 #include "memory/copy_batches.h"
 #include "protocol/envelope_grants.h"
 #include "protocol/host_receives.h"

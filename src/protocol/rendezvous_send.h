@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "memory/backend.h"
+#include "memory/device_memory.h"
 #include "protocol/envelope.h"
 #include "protocol/operations.h"
 #include "runtime/mpi_api.h"

@@ -16,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "memory/backend.h"
+#include "memory/device_memory.h"
 #include "runtime/mpi_api.h"
 #include "runtime/stats.h"
 #include "runtime/status.h"

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "memory/copy_engine.h"
 #include "runtime/config.h"
 #include "runtime/log.h"
 #include "transport/cuda_ipc/ipc_cache.h"
@@ -10,10 +11,10 @@ namespace cumpi::transport {
 
 namespace {
 
-static_assert(sizeof(memory::IpcExport) <= kBlobBytes, "an IPC export must fit the envelope");
+static_assert(sizeof(IpcExport) <= kBlobBytes, "an IPC export must fit the envelope");
 
-memory::IpcExport read_export(const Blob& blob) {
-  memory::IpcExport exported;
+IpcExport read_export(const Blob& blob) {
+  IpcExport exported;
   std::memcpy(&exported, blob.bytes, sizeof(exported));
   return exported;
 }
@@ -25,7 +26,7 @@ class IpcCopy final : public Transfer {
   IpcCopy(IpcMapping* mapping) : mapping_(mapping) {}
   ~IpcCopy() override {
     if (mapping_ != nullptr) {
-      Status ignored = memory::backend().wait_copy(&ticket);
+      Status ignored = memory::copy_engine().wait_copy(&ticket);
       (void)ignored;
       ipc_cache().release(mapping_);
     }
@@ -35,7 +36,7 @@ class IpcCopy final : public Transfer {
 
   bool advance(Status* error) override {
     bool done = false;
-    Status status = memory::backend().poll_copy(&ticket, &done);
+    Status status = memory::copy_engine().poll_copy(&ticket, &done);
     if (!status.is_ok()) {
       *error = std::move(status);
       done = true;
@@ -66,8 +67,8 @@ bool CudaIpcTransport::can_send(const Peer& peer) const {
 std::size_t CudaIpcTransport::rendezvous_from() const { return config().ipc_eager_limit; }
 
 bool CudaIpcTransport::describe(const Source& source, const Message&, Blob* blob) {
-  memory::IpcExport exported;
-  if (!memory::backend().export_ipc(source.data, source.owner, &exported)) {
+  IpcExport exported;
+  if (!ipc_driver().export_ipc(source.data, source.owner, &exported)) {
     return false;  // pool or VMM memory
   }
   std::memcpy(blob->bytes, &exported, sizeof(exported));
@@ -85,13 +86,13 @@ std::unique_ptr<Transfer> CudaIpcTransport::accept(const Message& message, const
     decline->reason = "the sender is on another node";
     return nullptr;
   }
-  const memory::IpcExport exported = read_export(blob);
+  const IpcExport exported = read_export(blob);
   // A host buffer takes the copy in the thread's current context.
   memory::PointerInfo destination = landing.owner;
   const bool to_device = landing.owner.kind == memory::MemoryKind::device;
   if (!to_device) {
     destination = memory::PointerInfo{};
-    destination.context = memory::backend().current_context();
+    destination.context = memory::device_memory().current_context();
   }
   if (destination.context == nullptr) {
     return nullptr;  // no CUDA context on this thread: this message only
@@ -110,21 +111,21 @@ std::unique_ptr<Transfer> CudaIpcTransport::accept(const Message& message, const
   auto copy = std::make_unique<IpcCopy>(mapping);
   // Queued: the pulls a progress sweep starts reach the GPU as one batch.
   // The source is a mapping of the sender's device memory.
-  memory::backend().queue_copy(landing.bytes, static_cast<const char*>(mapping->base) + exported.offset,
-                               landing.delivered, destination.context, to_device, &copy->ticket);
+  memory::copy_engine().queue_copy(landing.bytes, static_cast<const char*>(mapping->base) + exported.offset,
+                                   landing.delivered, destination.context, to_device, &copy->ticket);
   note_shared_gpu(message.peer.world_rank, exported, copy->ticket.context);
   *error = Status::ok();
   return copy;
 }
 
-void CudaIpcTransport::note_shared_gpu(int sender, const memory::IpcExport& exported, void* context) {
+void CudaIpcTransport::note_shared_gpu(int sender, const IpcExport& exported, void* context) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!noted_senders_.insert(sender).second) {
       return;
     }
   }
-  if (memory::backend().shares_gpu_without_mps(exported, context)) {
+  if (ipc_driver().shares_gpu_without_mps(exported, context)) {
     CUMPI_LOG(info,
               "rank %d shares this GPU without MPS: each switch between the two processes' work costs the GPU "
               "a time slice (about 150 us on an H200), which bounds small-message latency; run "
@@ -133,7 +134,7 @@ void CudaIpcTransport::note_shared_gpu(int sender, const memory::IpcExport& expo
   }
 }
 
-void CudaIpcTransport::progress() { memory::backend().flush_copies(); }
+void CudaIpcTransport::progress() { memory::copy_engine().flush_copies(); }
 
 void CudaIpcTransport::shutdown() { ipc_cache().clear(); }
 

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 
+#include "transport/cuda_ipc/ipc_driver.h"
 #include "transport/transport.h"
 
 namespace cumpi::transport {
@@ -39,7 +40,7 @@ class CudaIpcTransport final : public Transport {
 
  private:
   // Said once per sender: it shares this GPU without MPS.
-  void note_shared_gpu(int sender, const memory::IpcExport& exported, void* context);
+  void note_shared_gpu(int sender, const IpcExport& exported, void* context);
 
   mutable std::mutex mutex_;
   std::set<int> declining_peers_;  // receivers that cannot map this rank's memory

@@ -5,8 +5,8 @@
 
 namespace cumpi::transport {
 
-Status IpcCache::acquire(int sender, int sender_pid, const memory::IpcExport& exported,
-                         const memory::PointerInfo& destination, IpcMapping** mapping) {
+Status IpcCache::acquire(int sender, int sender_pid, const IpcExport& exported, const memory::PointerInfo& destination,
+                         IpcMapping** mapping) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto it = mappings_.begin(); it != mappings_.end(); ++it) {
     if (it->sender == sender && it->buffer_id == exported.buffer_id && it->context == destination.context) {
@@ -18,12 +18,12 @@ Status IpcCache::acquire(int sender, int sender_pid, const memory::IpcExport& ex
     }
   }
   IpcMapping opened;
-  Status status = backend_.open_ipc(exported, sender_pid, destination, &opened.base);
+  Status status = driver_.open_ipc(exported, sender_pid, destination, &opened.base);
   if (!status.is_ok() && status.code() != StatusCode::unreachable && close_idle_of(sender) != 0) {
     // A mapping of a buffer the sender freed keeps its memory mapped here, and
     // the driver refuses to map a new buffer on that memory again
     // (CUDA_ERROR_ALREADY_MAPPED): closing the sender's idle mappings frees it.
-    status = backend_.open_ipc(exported, sender_pid, destination, &opened.base);
+    status = driver_.open_ipc(exported, sender_pid, destination, &opened.base);
   }
   if (!status.is_ok()) {
     return status;
@@ -48,7 +48,7 @@ std::size_t IpcCache::close_idle_of(int sender) {
       ++it;
       continue;
     }
-    backend_.close_ipc(it->base, it->context);
+    driver_.close_ipc(it->base, it->context);
     counters_.mapped_bytes -= it->bytes;
     ++counters_.evictions;
     ++closed;
@@ -70,7 +70,7 @@ void IpcCache::evict_beyond_limits() {
     if (it->in_flight != 0) {
       continue;
     }
-    backend_.close_ipc(it->base, it->context);
+    driver_.close_ipc(it->base, it->context);
     counters_.mapped_bytes -= it->bytes;
     ++counters_.evictions;
     it = mappings_.erase(it);
@@ -83,7 +83,7 @@ void IpcCache::clear() {
     if (mapping.in_flight != 0) {
       CUMPI_LOG(warn, "closing an IPC mapping of rank %d with %d copies in flight", mapping.sender, mapping.in_flight);
     }
-    backend_.close_ipc(mapping.base, mapping.context);
+    driver_.close_ipc(mapping.base, mapping.context);
   }
   mappings_.clear();
   counters_.mapped_bytes = 0;
@@ -98,7 +98,7 @@ IpcCacheCounters IpcCache::counters() const {
 
 IpcCache& ipc_cache() {
   static IpcCache* cache =
-      new IpcCache(memory::backend(), config().ipc_cache_max, config().ipc_cache_max_bytes);  // lives to exit
+      new IpcCache(ipc_driver(), config().ipc_cache_max, config().ipc_cache_max_bytes);  // lives to exit
   return *cache;
 }
 

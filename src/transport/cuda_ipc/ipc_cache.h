@@ -12,8 +12,9 @@
 #include <list>
 #include <mutex>
 
-#include "memory/backend.h"
+#include "memory/device_memory.h"
 #include "runtime/status.h"
+#include "transport/cuda_ipc/ipc_driver.h"
 
 namespace cumpi::transport {
 
@@ -36,15 +37,15 @@ struct IpcCacheCounters {
 
 class IpcCache {
  public:
-  IpcCache(memory::Backend& backend, std::size_t max_entries, std::size_t max_bytes)
-      : backend_(backend), max_entries_(max_entries), max_bytes_(max_bytes) {}
+  IpcCache(IpcDriver& driver, std::size_t max_entries, std::size_t max_bytes)
+      : driver_(driver), max_entries_(max_entries), max_bytes_(max_bytes) {}
   ~IpcCache() { clear(); }
   IpcCache(const IpcCache&) = delete;
   IpcCache& operator=(const IpcCache&) = delete;
 
   // The mapping of `exported` for copies into `destination`, opened on first
   // use; held (not evicted) until release(). An error is a decline.
-  Status acquire(int sender, int sender_pid, const memory::IpcExport& exported, const memory::PointerInfo& destination,
+  Status acquire(int sender, int sender_pid, const IpcExport& exported, const memory::PointerInfo& destination,
                  IpcMapping** mapping);
   void release(IpcMapping* mapping);
   // Closes every mapping (at MPI_Finalize).
@@ -56,7 +57,7 @@ class IpcCache {
   // Closes the sender's mappings no copy reads; returns how many.
   std::size_t close_idle_of(int sender);
 
-  memory::Backend& backend_;
+  IpcDriver& driver_;
   std::size_t max_entries_;
   std::size_t max_bytes_;
   mutable std::mutex mutex_;
@@ -64,7 +65,7 @@ class IpcCache {
   IpcCacheCounters counters_;
 };
 
-// The process's cache, over this library variant's backend.
+// The process's cache, over this library variant's IPC driver.
 IpcCache& ipc_cache();
 
 }  // namespace cumpi::transport

@@ -39,7 +39,7 @@ void release_slots(std::vector<PipelineSlot>& slots) {
       mpi.Wait(&slot.request, MPI_STATUS_IGNORE);
     }
     if (slot.ticket.event != nullptr) {
-      Status ignored = memory::backend().wait_copy(&slot.ticket);
+      Status ignored = memory::copy_engine().wait_copy(&slot.ticket);
       (void)ignored;
     }
     memory::staging_pool().release(slot.block);
@@ -61,7 +61,7 @@ bool transfer_done(PipelineSlot& slot, Status* error) {
 
 bool copy_done(PipelineSlot& slot, Status* error) {
   bool finished = false;
-  Status status = memory::backend().poll_copy(&slot.ticket, &finished);
+  Status status = memory::copy_engine().poll_copy(&slot.ticket, &finished);
   if (!status.is_ok()) {
     *error = std::move(status);
     return false;
@@ -77,8 +77,8 @@ int configured_depth() { return static_cast<int>(std::clamp<std::size_t>(config(
 
 PipelineSender::~PipelineSender() { release_slots(slots_); }
 
-Status PipelineSender::start(const char* source, const memory::PointerInfo& owner, PipelineShape shape,
-                             MPI_Comm comm, int receiver, int tag) {
+Status PipelineSender::start(const char* source, const memory::PointerInfo& owner, PipelineShape shape, MPI_Comm comm,
+                             int receiver, int tag) {
   source_ = source;
   owner_ = owner;
   shape_ = shape;
@@ -111,8 +111,8 @@ bool PipelineSender::advance(Status* error) {
     }
     if (slot.state == State::idle && next_copy_ < chunks) {
       slot.chunk = next_copy_++;
-      Status status = memory::backend().start_copy(slot.block.data, source_ + slot.chunk * shape_.chunk,
-                                                   shape_.length_of(slot.chunk), owner_.context, &slot.ticket);
+      Status status = memory::copy_engine().start_copy(slot.block.data, source_ + slot.chunk * shape_.chunk,
+                                                       shape_.length_of(slot.chunk), owner_.context, &slot.ticket);
       if (!status.is_ok()) {
         *error = std::move(status);
         return false;
@@ -174,7 +174,7 @@ bool PipelineReceiver::advance(Status* error) {
       const std::size_t kept = begin < keep_ ? std::min(shape_.length_of(slot.chunk), keep_ - begin) : 0;
       if (to_device_ && kept != 0) {
         Status status =
-            memory::backend().start_copy(destination_ + begin, slot.block.data, kept, owner_.context, &slot.ticket);
+            memory::copy_engine().start_copy(destination_ + begin, slot.block.data, kept, owner_.context, &slot.ticket);
         if (!status.is_ok()) {
           *error = std::move(status);
           return false;
@@ -197,10 +197,10 @@ bool PipelineReceiver::advance(Status* error) {
     }
     if (slot.state == State::idle && next_post_ < chunks) {
       slot.chunk = next_post_++;
-      char* into = to_device_ ? slot.block.data
-                              : (slotted_ ? slot.scratch.data() : destination_ + slot.chunk * shape_.chunk);
-      const int rc = real_mpi().Irecv(into, static_cast<int>(shape_.length_of(slot.chunk)), MPI_BYTE, sender_,
-                                      tag_, comm_, &slot.request);
+      char* into =
+          to_device_ ? slot.block.data : (slotted_ ? slot.scratch.data() : destination_ + slot.chunk * shape_.chunk);
+      const int rc = real_mpi().Irecv(into, static_cast<int>(shape_.length_of(slot.chunk)), MPI_BYTE, sender_, tag_,
+                                      comm_, &slot.request);
       if (rc != MPI_SUCCESS) {
         *error = from_mpi(rc);
         return false;

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "memory/backend.h"
+#include "memory/copy_engine.h"
 #include "memory/staging_pool.h"
 #include "runtime/mpi_api.h"
 #include "runtime/status.h"

@@ -1,23 +1,23 @@
-// The host emulation backend (DESIGN §6), compiled only into the test library
-// libcumpi_emu.so. Device memory is a memfd mapped twice: a PROT_NONE view
-// whose address is the "device pointer" (the CPU faults on it, as on a real
-// device pointer, so a device buffer leaking to MPI crashes the test) and a
-// read-write view the backend copies through.
-#include <fcntl.h>
+// The host emulation of a GPU (DESIGN §6), compiled only into the test
+// library libcumpi_emu.so: its device memory and its copy engine. Device
+// memory is a memfd mapped twice: a PROT_NONE view whose address is the
+// "device pointer" (the CPU faults on it, as on a real device pointer, so a
+// device buffer leaking to MPI crashes the test) and a read-write view the
+// copies go through. Its IPC is transport/cuda_ipc/emulated_ipc_driver.cc.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
 
 #include "cumpi/emulation.h"
-#include "memory/backend.h"
 #include "memory/copy_batches.h"
+#include "memory/copy_engine.h"
+#include "memory/device_memory.h"
+#include "memory/emulated_gpu.h"
 
 namespace cumpi::memory {
 
@@ -42,7 +42,7 @@ char g_emulated_context;
 // Stands for the event of an emulated copy in flight.
 char g_copy_in_flight;
 
-class EmulationBackend final : public Backend {
+class EmulatedGpu final : public DeviceMemory, public CopyEngine {
  public:
   const char* name() const override { return "emulation"; }
 
@@ -71,53 +71,7 @@ class EmulationBackend final : public Backend {
     return copy_through_backing(device, host, bytes, "cuMemcpyHtoDAsync");
   }
 
-  // Emulated IPC: the handle is the number of the allocation's memfd, which
-  // the receiver opens through /proc/<pid>/fd (the ranks of a test run as one
-  // user) and maps; a real shared mapping, as a CUDA IPC mapping is.
-  bool export_ipc(const void* pointer, const PointerInfo& owner, IpcExport* out) override {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    const EmulatedAllocation* found = find(pointer);
-    if (found == nullptr) {
-      return false;
-    }
-    std::memcpy(out->handle, &found->fd, sizeof(found->fd));
-    out->buffer_id = owner.buffer_id;
-    out->allocation_bytes = found->mapped_bytes;
-    out->offset = reinterpret_cast<std::uintptr_t>(pointer) - found->device_view;
-    return true;
-  }
-
-  Status open_ipc(const IpcExport& exported, int sender_pid, const PointerInfo&, void** mapped_base) override {
-    int fd_number = -1;
-    std::memcpy(&fd_number, exported.handle, sizeof(fd_number));
-    char path[64];
-    std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", sender_pid, fd_number);
-    const int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-      return Status::error(StatusCode::internal, std::string("cannot open ") + path + ": " + std::strerror(errno));
-    }
-    void* mapped = mmap(nullptr, exported.allocation_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (mapped == MAP_FAILED) {
-      return Status::error(StatusCode::internal, std::string("mmap of ") + path + ": " + std::strerror(errno));
-    }
-    std::lock_guard<std::mutex> lock(mapped_mutex_);
-    mapped_sizes_[mapped] = exported.allocation_bytes;
-    *mapped_base = mapped;
-    return Status::ok();
-  }
-
-  void close_ipc(void* mapped_base, void*) override {
-    std::lock_guard<std::mutex> lock(mapped_mutex_);
-    auto it = mapped_sizes_.find(mapped_base);
-    if (it != mapped_sizes_.end()) {
-      munmap(mapped_base, it->second);
-      mapped_sizes_.erase(it);
-    }
-  }
-
   void* current_context() override { return device_memory_possible() ? &g_emulated_context : nullptr; }
-  bool shares_gpu_without_mps(const IpcExport&, void*) override { return false; }
 
   // The copy is done at once, but reported finished only at the second poll:
   // as on a GPU, the engine's asynchronous paths see copies in flight.
@@ -226,6 +180,17 @@ class EmulationBackend final : public Backend {
 
   void fail_next_copies(int count) { injected_failures_.store(count); }
 
+  bool exported(const void* pointer, EmulatedExport* out) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const EmulatedAllocation* found = find(pointer);
+    if (found == nullptr) {
+      return false;
+    }
+    *out =
+        EmulatedExport{found->fd, found->mapped_bytes, reinterpret_cast<std::uintptr_t>(pointer) - found->device_view};
+    return true;
+  }
+
  private:
   const EmulatedAllocation* find(const void* pointer) const {
     const auto address = reinterpret_cast<std::uintptr_t>(pointer);
@@ -261,37 +226,38 @@ class EmulationBackend final : public Backend {
   unsigned long long last_buffer_id_ = 0;
   std::atomic<bool> any_allocation_{false};
   std::atomic<int> injected_failures_{0};
-  std::mutex mapped_mutex_;
-  std::map<void*, std::size_t> mapped_sizes_;
   // A batch is copied when submitted and reported complete at its second
   // query, as if it ran while the engine went on.
-  CopyBatches batches_{CopyDevice{
-      [this](void*, const std::vector<QueuedCopy>& copies, void** event) {
-        *event = new int(0);  // queries so far
-        for (const QueuedCopy& copy : copies) {
-          Status status = copy_through_backing(copy.to, copy.from, copy.bytes, "cuMemcpyAsync");
-          if (!status.is_ok()) {
-            return status;
-          }
-        }
-        return Status::ok();
-      },
-      [](void* event, bool* complete) {
-        *complete = ++*static_cast<int*>(event) >= 2;
-        return Status::ok();
-      },
-      [](void*) { return Status::ok(); },
-      [](void*, void* event) { delete static_cast<int*>(event); }}};
+  CopyBatches batches_{
+      CopyDevice{[this](void*, const std::vector<QueuedCopy>& copies, void** event) {
+                   *event = new int(0);  // queries so far
+                   for (const QueuedCopy& copy : copies) {
+                     Status status = copy_through_backing(copy.to, copy.from, copy.bytes, "cuMemcpyAsync");
+                     if (!status.is_ok()) {
+                       return status;
+                     }
+                   }
+                   return Status::ok();
+                 },
+                 [](void* event, bool* complete) {
+                   *complete = ++*static_cast<int*>(event) >= 2;
+                   return Status::ok();
+                 },
+                 [](void*) { return Status::ok(); }, [](void*, void* event) { delete static_cast<int*>(event); }}};
 };
 
-EmulationBackend& emulation() {
-  static EmulationBackend* instance = new EmulationBackend();  // lives until process exit
+EmulatedGpu& emulation() {
+  static EmulatedGpu* instance = new EmulatedGpu();  // lives until process exit
   return *instance;
 }
 
 }  // namespace
 
-Backend& backend() { return emulation(); }
+DeviceMemory& device_memory() { return emulation(); }
+
+CopyEngine& copy_engine() { return emulation(); }
+
+bool find_emulated_export(const void* pointer, EmulatedExport* out) { return emulation().exported(pointer, out); }
 
 }  // namespace cumpi::memory
 

@@ -1,0 +1,141 @@
+// Device memory through the CUDA driver API: what a pointer is, which
+// context owns it, pinning host memory.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+
+#include "memory/cuda_driver.h"
+#include "memory/cuda_scoped_context.h"
+#include "memory/device_memory.h"
+#include "runtime/log.h"
+
+namespace cumpi::memory {
+
+namespace {
+
+class CudaDeviceMemory final : public DeviceMemory {
+ public:
+  const char* name() const override { return "cuda"; }
+
+  bool device_memory_possible() override { return find_cuda_driver(); }
+
+  PointerInfo query(const void* pointer) override {
+    if (!cuda_driver_found()) {
+      return PointerInfo{};
+    }
+    const CudaDriver& driver = cuda_driver();
+    CUpointer_attribute attributes[] = {
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE,    CU_POINTER_ATTRIBUTE_CONTEXT,          CU_POINTER_ATTRIBUTE_IS_MANAGED,
+        CU_POINTER_ATTRIBUTE_BUFFER_ID,      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+    };
+    unsigned int memory_type = 0;
+    CUcontext context = nullptr;
+    unsigned int is_managed = 0;
+    unsigned long long buffer_id = 0;
+    CUdeviceptr range_start = 0;
+    size_t range_size = 0;
+    int ordinal = -1;
+    void* values[] = {&memory_type, &context, &is_managed, &buffer_id, &range_start, &range_size, &ordinal};
+    const CUresult result = driver.CUMPI_CUDA_FIELD(cuPointerGetAttributes)(
+        sizeof(attributes) / sizeof(attributes[0]), attributes, values, reinterpret_cast<CUdeviceptr>(pointer));
+    // Not initialised, invalid value and the like: memory the driver does not
+    // know, i.e. host memory (as Open MPI's accelerator component reads it).
+    PointerInfo info;
+    if (result != CUDA_SUCCESS || memory_type != CU_MEMORYTYPE_DEVICE) {
+      return info;
+    }
+    info.kind = is_managed != 0 ? MemoryKind::managed : MemoryKind::device;
+    info.context = context != nullptr ? context : context_for_device(ordinal);
+    info.buffer_id = buffer_id;
+    info.base = static_cast<std::uintptr_t>(range_start);
+    info.size = range_size;
+    info.device = ordinal;
+    if (info.kind == MemoryKind::device) {
+      set_sync_memops_once(info, pointer);
+    }
+    return info;
+  }
+
+  void* current_context() override {
+    CUcontext context = nullptr;
+    if (!cuda_driver_found() || cuda_driver().CUMPI_CUDA_FIELD(cuCtxGetCurrent)(&context) != CUDA_SUCCESS) {
+      return nullptr;
+    }
+    return context;
+  }
+
+  Status pin(void* host, std::size_t bytes, const PointerInfo& owner) override {
+    ScopedContext scope(cuda_driver(), owner.context);
+    if (!scope.status().is_ok()) {
+      return scope.status();
+    }
+    return CUMPI_CUDA_CALL(cuda_driver(), cuMemHostRegister, host, bytes, CU_MEMHOSTREGISTER_PORTABLE);
+  }
+
+  void unpin(void* host) override {
+    // Fails harmlessly when the application reset the device meanwhile: the
+    // registration went with the context, the memory itself is ours.
+    if (cuda_driver_found()) {
+      cuda_driver().CUMPI_CUDA_FIELD(cuMemHostUnregister)(host);
+    }
+  }
+
+ private:
+  // Stream-ordered (cudaMallocAsync) and VMM (cuMemCreate) memory belongs
+  // to a device, not a context: the pointer has none. Its copies run in the
+  // thread's current context when that is on the device, else in the
+  // device's primary context if the application's runtime made it active
+  // (never creating one). Null when neither exists: copies then fail with
+  // the driver's reason.
+  static void* context_for_device(int ordinal) {
+    const CudaDriver& driver = cuda_driver();
+    CUdevice device = 0;
+    if (driver.CUMPI_CUDA_FIELD(cuDeviceGet)(&device, ordinal) != CUDA_SUCCESS) {
+      return nullptr;
+    }
+    CUcontext current = nullptr;
+    CUdevice current_device = -1;
+    if (driver.CUMPI_CUDA_FIELD(cuCtxGetCurrent)(&current) == CUDA_SUCCESS && current != nullptr &&
+        driver.CUMPI_CUDA_FIELD(cuCtxGetDevice)(&current_device) == CUDA_SUCCESS && current_device == device) {
+      return current;
+    }
+    unsigned int flags = 0;
+    int active = 0;
+    CUcontext primary = nullptr;
+    if (driver.CUMPI_CUDA_FIELD(cuDevicePrimaryCtxGetState)(device, &flags, &active) != CUDA_SUCCESS || active == 0 ||
+        driver.CUMPI_CUDA_FIELD(cuDevicePrimaryCtxRetain)(&primary, device) != CUDA_SUCCESS) {
+      return nullptr;
+    }
+    // The application's own hold keeps it alive; ours is not needed past this.
+    driver.CUMPI_CUDA_FIELD(cuDevicePrimaryCtxRelease)(device);
+    return primary;
+  }
+
+  // As Open MPI does for buffers it copies: synchronous memory operations on
+  // the allocation then complete before they return (DESIGN §2.7).
+  void set_sync_memops_once(const PointerInfo& info, const void* pointer) {
+    std::lock_guard<std::mutex> lock(sync_mutex_);
+    if (sync_memops_set_.size() > 65536) {
+      sync_memops_set_.clear();
+    }
+    if (sync_memops_set_.insert(info.buffer_id).second) {
+      const unsigned int one = 1;
+      Status status = CUMPI_CUDA_CALL(cuda_driver(), cuPointerSetAttribute, &one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS,
+                                      reinterpret_cast<CUdeviceptr>(pointer));
+      if (!status.is_ok()) {
+        CUMPI_LOG(debug, "%s", status.message().c_str());
+      }
+    }
+  }
+
+  std::mutex sync_mutex_;
+  std::unordered_set<unsigned long long> sync_memops_set_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceMemory> make_cuda_device_memory() { return std::make_unique<CudaDeviceMemory>(); }
+
+}  // namespace cumpi::memory
