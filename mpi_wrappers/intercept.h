@@ -37,7 +37,6 @@ __attribute__((noinline)) int in_engine(MPI_Comm comm, EngineCall call, const ch
   ReentryGuard guard;
   // The user's error handler runs outside the engine.
   const int rc = report(run_in_engine(call), comm, caller);
-  memory::forget_device_answer();
   return rc;
 }
 

@@ -14,7 +14,8 @@
 
 namespace cumpi::wrappers {
 
-using memory::buffer_on_device;
+using memory::is_device;
+using memory::locate;
 using protocol::SendMode;
 
 namespace {
@@ -42,118 +43,126 @@ bool blocking_host_receive_needs_engine(int count, MPI_Datatype type) {
 }  // namespace
 
 int intercept_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return host_send_needs_engine() ? host_send_serving(real().Isend, buf, count, type, dest, tag, comm)
                                     : real().Send(buf, count, type, dest, tag, comm);
   }
-  return in_engine(comm, [=] { return protocol::send(SendMode::standard, buf, count, type, dest, tag, comm); });
+  return in_engine(comm, [=] { return protocol::send(SendMode::standard, buf, count, type, where, dest, tag, comm); });
 }
 
 int intercept_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return host_send_needs_engine() ? host_send_serving(real().Issend, buf, count, type, dest, tag, comm)
                                     : real().Ssend(buf, count, type, dest, tag, comm);
   }
-  return in_engine(comm, [=] { return protocol::send(SendMode::synchronous, buf, count, type, dest, tag, comm); });
+  return in_engine(comm,
+                   [=] { return protocol::send(SendMode::synchronous, buf, count, type, where, dest, tag, comm); });
 }
 
 int intercept_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return real().Bsend(buf, count, type, dest, tag, comm);
   }
-  return in_engine(comm, [=] { return protocol::send(SendMode::buffered, buf, count, type, dest, tag, comm); });
+  return in_engine(comm, [=] { return protocol::send(SendMode::buffered, buf, count, type, where, dest, tag, comm); });
 }
 
 int intercept_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return host_send_needs_engine() ? host_send_serving(real().Irsend, buf, count, type, dest, tag, comm)
                                     : real().Rsend(buf, count, type, dest, tag, comm);
   }
-  return in_engine(comm, [=] { return protocol::send(SendMode::ready, buf, count, type, dest, tag, comm); });
+  return in_engine(comm, [=] { return protocol::send(SendMode::ready, buf, count, type, where, dest, tag, comm); });
 }
 
 int intercept_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                     MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return real().Isend(buf, count, type, dest, tag, comm, request);
   }
-  return in_engine(comm, [=] {
-    return protocol::isend(SendMode::standard, buf, count, type, dest, tag, comm, request);
-  });
+  return in_engine(
+      comm, [=] { return protocol::isend(SendMode::standard, buf, count, type, where, dest, tag, comm, request); });
 }
 
 int intercept_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                      MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return real().Issend(buf, count, type, dest, tag, comm, request);
   }
-  return in_engine(comm, [=] {
-    return protocol::isend(SendMode::synchronous, buf, count, type, dest, tag, comm, request);
-  });
+  return in_engine(
+      comm, [=] { return protocol::isend(SendMode::synchronous, buf, count, type, where, dest, tag, comm, request); });
 }
 
 int intercept_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                      MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return real().Ibsend(buf, count, type, dest, tag, comm, request);
   }
-  return in_engine(comm, [=] {
-    return protocol::isend(SendMode::buffered, buf, count, type, dest, tag, comm, request);
-  });
+  return in_engine(
+      comm, [=] { return protocol::isend(SendMode::buffered, buf, count, type, where, dest, tag, comm, request); });
 }
 
 int intercept_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                      MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return real().Irsend(buf, count, type, dest, tag, comm, request);
   }
-  return in_engine(comm, [=] { return protocol::isend(SendMode::ready, buf, count, type, dest, tag, comm, request); });
+  return in_engine(comm,
+                   [=] { return protocol::isend(SendMode::ready, buf, count, type, where, dest, tag, comm, request); });
 }
 
 int intercept_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                         MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return real().Send_init(buf, count, type, dest, tag, comm, request);
   }
-  return in_engine(comm, [=] {
-    return protocol::send_init(SendMode::standard, buf, count, type, dest, tag, comm, request);
-  });
+  return in_engine(
+      comm, [=] { return protocol::send_init(SendMode::standard, buf, count, type, where, dest, tag, comm, request); });
 }
 
 int intercept_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return real().Ssend_init(buf, count, type, dest, tag, comm, request);
   }
   return in_engine(comm, [=] {
-    return protocol::send_init(SendMode::synchronous, buf, count, type, dest, tag, comm, request);
+    return protocol::send_init(SendMode::synchronous, buf, count, type, where, dest, tag, comm, request);
   });
 }
 
 int intercept_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return real().Bsend_init(buf, count, type, dest, tag, comm, request);
   }
-  return in_engine(comm, [=] {
-    return protocol::send_init(SendMode::buffered, buf, count, type, dest, tag, comm, request);
-  });
+  return in_engine(
+      comm, [=] { return protocol::send_init(SendMode::buffered, buf, count, type, where, dest, tag, comm, request); });
 }
 
 int intercept_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where)) {
     return real().Rsend_init(buf, count, type, dest, tag, comm, request);
   }
-  return in_engine(comm, [=] {
-    return protocol::send_init(SendMode::ready, buf, count, type, dest, tag, comm, request);
-  });
+  return in_engine(
+      comm, [=] { return protocol::send_init(SendMode::ready, buf, count, type, where, dest, tag, comm, request); });
 }
 
-int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                   MPI_Status* status) {
-  if (buffer_on_device(buf, count, type)) {
-    return in_engine(comm, [=] { return protocol::recv(buf, count, type, source, tag, comm, status); });
+int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (is_device(where)) {
+    return in_engine(comm, [=] { return protocol::recv(buf, count, type, where, source, tag, comm, status); });
   }
   if (!blocking_host_receive_needs_engine(count, type)) {
     return real().Recv(buf, count, type, source, tag, comm, status);
@@ -161,10 +170,10 @@ int intercept_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
   return in_engine(comm, [=] { return protocol::host_recv(buf, count, type, source, tag, comm, status); });
 }
 
-int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                    MPI_Request* request) {
-  if (buffer_on_device(buf, count, type)) {
-    return in_engine(comm, [=] { return protocol::irecv(buf, count, type, source, tag, comm, request); });
+int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (is_device(where)) {
+    return in_engine(comm, [=] { return protocol::irecv(buf, count, type, where, source, tag, comm, request); });
   }
   if (!protocol::host_receive_needs_engine(count, type)) {
     return real().Irecv(buf, count, type, source, tag, comm, request);
@@ -174,39 +183,43 @@ int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag
 
 int intercept_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type) && !protocol::host_receive_needs_engine(count, type)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where) && !protocol::host_receive_needs_engine(count, type)) {
     return real().Recv_init(buf, count, type, source, tag, comm, request);
   }
-  return in_engine(comm, [=] { return protocol::recv_init(buf, count, type, source, tag, comm, request); });
+  return in_engine(comm, [=] { return protocol::recv_init(buf, count, type, where, source, tag, comm, request); });
 }
 
-int intercept_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                       void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+int intercept_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
                        MPI_Status* status) {
-  const bool host = !buffer_on_device(sendbuf, sendcount, sendtype) && !buffer_on_device(recvbuf, recvcount, recvtype);
+  const memory::PointerInfo send_where = locate(sendbuf, sendcount, sendtype);
+  const memory::PointerInfo recv_where = locate(recvbuf, recvcount, recvtype);
+  const bool host = !is_device(send_where) && !is_device(recv_where);
   if (host && !blocking_host_receive_needs_engine(recvcount, recvtype)) {
-    return real().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                           recvtag, comm, status);
+    return real().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                           comm, status);
   }
   if (host) {
     return in_engine(comm, [=] {
-      return protocol::host_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
-                                     source, recvtag, comm, status);
+      return protocol::host_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                                     recvtag, comm, status);
     });
   }
   return in_engine(comm, [=] {
-    return protocol::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                              recvtag, comm, status);
+    return protocol::sendrecv(sendbuf, sendcount, sendtype, send_where, dest, sendtag, recvbuf, recvcount, recvtype,
+                              recv_where, source, recvtag, comm, status);
   });
 }
 
-int intercept_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
-                               int recvtag, MPI_Comm comm, MPI_Status* status) {
-  if (!buffer_on_device(buf, count, type) && !blocking_host_receive_needs_engine(count, type)) {
+int intercept_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
+                               MPI_Comm comm, MPI_Status* status) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where) && !blocking_host_receive_needs_engine(count, type)) {
     return real().Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   }
   return in_engine(comm, [=] {
-    return protocol::sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+    return protocol::sendrecv_replace(buf, count, type, where, dest, sendtag, source, recvtag, comm, status);
   });
 }
 
@@ -249,18 +262,20 @@ MPI_Comm comm_of_message(const MPI_Message* message) {
 }  // namespace
 
 int intercept_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
-  if (!buffer_on_device(buf, count, type) && !handed_out(message)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where) && !handed_out(message)) {
     return real().Mrecv(buf, count, type, message, status);
   }
-  return in_engine(comm_of_message(message), [=] { return protocol::mrecv(buf, count, type, message, status); });
+  return in_engine(comm_of_message(message), [=] { return protocol::mrecv(buf, count, type, where, message, status); });
 }
 
 int intercept_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
-  if (!buffer_on_device(buf, count, type) && !handed_out(message)) {
+  const memory::PointerInfo where = locate(buf, count, type);
+  if (!is_device(where) && !handed_out(message)) {
     return real().Imrecv(buf, count, type, message, request);
   }
   return in_engine(comm_of_message(message),
-                   [=] { return protocol::imrecv(buf, count, type, message, request); });
+                   [=] { return protocol::imrecv(buf, count, type, where, message, request); });
 }
 
 int intercept_Type_free(MPI_Datatype* type) {

@@ -95,6 +95,41 @@ TEST_F(Classifier, EmulatedDeviceMemoryIsDeviceWithItsAllocation) {
   EXPECT_NE(cumpi_emu_free(other), 0);  // double free is refused
 }
 
+// The first byte a call touches decides, else the pointer's own allocation.
+TEST_F(Classifier, LocateSpanAnswersForTheFirstByteTouched) {
+  char* device = static_cast<char*>(cumpi_emu_malloc(4096));
+  ASSERT_NE(device, nullptr);
+  std::vector<char> host(256);
+  EXPECT_EQ(locate_span(host.data(), ByteSpan{0, 256}).kind, MemoryKind::host);
+
+  const PointerInfo whole = locate_span(device, ByteSpan{0, 4096});
+  EXPECT_EQ(whole.kind, MemoryKind::device);
+  EXPECT_EQ(whole.base, reinterpret_cast<std::uintptr_t>(device));
+
+  // A type whose data start away from its origin: the origin lies outside.
+  const auto distance = static_cast<std::ptrdiff_t>(reinterpret_cast<std::uintptr_t>(device) -
+                                                    reinterpret_cast<std::uintptr_t>(host.data()));
+  const PointerInfo shifted = locate_span(host.data(), ByteSpan{distance + 64, 128});
+  EXPECT_EQ(shifted.kind, MemoryKind::device);
+  EXPECT_EQ(shifted.base, whole.base);
+
+  // MPI_BOTTOM with absolute displacements.
+  const PointerInfo absolute =
+      locate_span(nullptr, ByteSpan{static_cast<std::ptrdiff_t>(reinterpret_cast<std::uintptr_t>(device)), 16});
+  EXPECT_EQ(absolute.buffer_id, whole.buffer_id);
+
+  // A span starting before its device allocation: the pointer's owner, so
+  // that staging reports a bad buffer instead of treating it as host.
+  EXPECT_EQ(locate_span(device + 8, ByteSpan{-16, 8}).buffer_id, whole.buffer_id);
+  ASSERT_EQ(cumpi_emu_free(device), 0);
+}
+
+TEST_F(Classifier, LocateOfKnownHostPointersAsksNothing) {
+  std::vector<char> host(64);
+  EXPECT_EQ(locate(host.data(), 64, MPI_BYTE).kind, MemoryKind::host);
+  EXPECT_EQ(locate(reinterpret_cast<void*>(1), 1, MPI_BYTE).kind, MemoryKind::host);  // Open MPI's MPI_IN_PLACE
+}
+
 TEST_F(Classifier, EmulatedCopiesRoundTripAndStopAtTheAllocationEnd) {
   char* device = static_cast<char*>(cumpi_emu_malloc(256));
   std::vector<char> in(256);

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <vector>
 
+#include "memory/classifier.h"
 #include "memory/staged_buffer.h"
 #include "protocol/progress.h"
 #include "runtime/engine_lock.h"
@@ -80,7 +81,8 @@ struct Staged {
 Status stage(const void* sendbuf, void* recvbuf, const Geometry& geometry, Staged* staged) {
   Status status;
   if (geometry.send_used && !in_place(sendbuf)) {
-    status = StagedBuffer::for_reading(sendbuf, geometry.send, &staged->send);
+    status =
+        StagedBuffer::for_reading(sendbuf, geometry.send, memory::locate_span(sendbuf, geometry.send), &staged->send);
   } else {
     staged->send = StagedBuffer::unchanged(sendbuf);
   }
@@ -88,7 +90,8 @@ Status stage(const void* sendbuf, void* recvbuf, const Geometry& geometry, Stage
     return status;
   }
   if (geometry.receive_used) {
-    return StagedBuffer::for_writing(recvbuf, geometry.receive, geometry.preserve_receive, &staged->receive);
+    return StagedBuffer::for_writing(recvbuf, geometry.receive, memory::locate_span(recvbuf, geometry.receive),
+                                     geometry.preserve_receive, &staged->receive);
   }
   staged->receive = StagedBuffer::unchanged(recvbuf);
   return Status::ok();

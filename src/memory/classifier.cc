@@ -15,9 +15,14 @@ void start_classifier() {
 }
 
 bool memory_says_device(const void* pointer) {
-  return pointer != nullptr && !in_host_region(pointer) && query_device_memory(pointer).kind == MemoryKind::device;
+  return !in_host_region(pointer) && is_device(query_device_memory(pointer));
 }
 
+namespace {
+
+// Where the bytes of `count` elements of `type` at `pointer` begin (the
+// pointer itself when the type cannot be read; the MPI call then reports the
+// bad type).
 const void* first_byte_touched(const void* pointer, int count, MPI_Datatype type) {
   ByteSpan span;
   if (count <= 0 || !cached_span(type, count, &span)) {
@@ -26,29 +31,29 @@ const void* first_byte_touched(const void* pointer, int count, MPI_Datatype type
   return static_cast<const char*>(pointer) + span.offset;
 }
 
-bool buffer_on_device_slow(const void* pointer, int count, MPI_Datatype type) {
-  if (memory_says_device(pointer)) {
-    return true;
+// The first byte's owner when it is device memory, else the pointer's.
+PointerInfo owner_of(const void* pointer, const void* first) {
+  const PointerInfo of_first = classify(first);
+  if (first == pointer || is_device(of_first)) {
+    return of_first;
   }
-  const void* first = first_byte_touched(pointer, count, type);
-  return first != pointer && on_device(first);
+  const PointerInfo of_pointer = classify(pointer);
+  return is_device(of_pointer) ? of_pointer : of_first;
 }
 
-thread_local DeviceAnswer t_device_answer __attribute__((tls_model("initial-exec"))) = {};
+}  // namespace
+
+PointerInfo locate_slow(const void* pointer, int count, MPI_Datatype type) {
+  return owner_of(pointer, first_byte_touched(pointer, count, type));
+}
+
+PointerInfo locate_span(const void* pointer, ByteSpan span) {
+  return owner_of(pointer, span.empty() ? pointer : static_cast<const char*>(pointer) + span.offset);
+}
 
 PointerInfo query_device_memory(const void* pointer) {
-  if (pointer != nullptr && pointer == t_device_answer.pointer) {
-    return t_device_answer.info;
-  }
   DeviceMemory& active = device_memory();
-  if (!active.device_memory_possible()) {
-    return PointerInfo{};
-  }
-  const PointerInfo info = active.query(pointer);
-  if (info.kind != MemoryKind::host) {
-    t_device_answer = DeviceAnswer{pointer, info};
-  }
-  return info;
+  return pointer != nullptr && active.device_memory_possible() ? active.query(pointer) : PointerInfo{};
 }
 
 }  // namespace cumpi::memory

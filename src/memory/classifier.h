@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "memory/datatype_layout.h"
 #include "memory/device_memory.h"
 #include "memory/host_regions.h"
 #include "runtime/mpi_api.h"
@@ -15,17 +16,6 @@ namespace cumpi::memory {
 void start_classifier();
 PointerInfo query_device_memory(const void* pointer);
 
-// The device memory's answer about the last device pointer this thread asked
-// about, kept until the intercepted call that asked returns (in_engine
-// forgets it): a device send or receive asks about its buffer two or three
-// times, and each answer is a driver call. Only within one call is the
-// answer certain: the buffer may be freed and another allocated there after.
-struct DeviceAnswer {
-  const void* pointer = nullptr;
-  PointerInfo info;
-};
-extern thread_local DeviceAnswer t_device_answer __attribute__((tls_model("initial-exec")));
-inline void forget_device_answer() { t_device_answer.pointer = nullptr; }
 // The device memory's answer to on_device(), out of line: the host-region check
 // stays a few instructions with no call and no saved registers.
 bool memory_says_device(const void* pointer) __attribute__((noinline));
@@ -53,20 +43,27 @@ inline bool on_device(const void* pointer) {
   return __builtin_expect(!known_host(pointer), 0) && memory_says_device(pointer);
 }
 
-// The answer of buffer_on_device() beyond the pointer's own region.
-bool buffer_on_device_slow(const void* pointer, int count, MPI_Datatype type) __attribute__((noinline));
+// The answer of locate() beyond the pointer's own region.
+PointerInfo locate_slow(const void* pointer, int count, MPI_Datatype type) __attribute__((noinline));
 
-// True when the bytes of `count` elements of `type` at `pointer` lie in
-// device memory. The first byte the call touches decides, not the pointer,
-// which may lie outside its data: MPI_BOTTOM with absolute displacements, a
-// type whose data start away from its origin.
-inline bool buffer_on_device(const void* pointer, int count, MPI_Datatype type) {
-  return __builtin_expect(!known_host(pointer), 0) && buffer_on_device_slow(pointer, count, type);
+// Where the bytes of `count` elements of `type` at `pointer` live: the
+// owner of the first byte the call touches when that is device memory (the
+// pointer may lie outside its data: MPI_BOTTOM with absolute displacements,
+// a type whose data start away from its origin), else the pointer's own
+// allocation when that is device memory, else host. An intercepted call asks
+// once per buffer and hands the answer down to the engine (DESIGN §2.1):
+// each answer for a device pointer is a driver call.
+inline PointerInfo locate(const void* pointer, int count, MPI_Datatype type) {
+  if (__builtin_expect(known_host(pointer), 1)) {
+    return PointerInfo{};
+  }
+  return locate_slow(pointer, count, type);
 }
 
-// Where the bytes of `count` elements of `type` at `pointer` begin: the
-// pointer to classify for them (the pointer itself when the type cannot be
-// read; the MPI call then reports the bad type).
-const void* first_byte_touched(const void* pointer, int count, MPI_Datatype type);
+// The same for a buffer whose span the engine computed already (collectives'
+// geometries, packing).
+PointerInfo locate_span(const void* pointer, ByteSpan span);
+
+inline bool is_device(const PointerInfo& info) { return info.kind == MemoryKind::device; }
 
 }  // namespace cumpi::memory

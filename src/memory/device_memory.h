@@ -28,6 +28,9 @@ struct PointerInfo {
   int device = -1;                   // device ordinal
 };
 
+// The answer for host memory.
+inline constexpr PointerInfo kHostMemory{};
+
 class DeviceMemory {
  public:
   virtual ~DeviceMemory() = default;

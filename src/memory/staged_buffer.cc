@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "memory/classifier.h"
 #include "memory/copy_engine.h"
 
 namespace cumpi::memory {
@@ -125,29 +124,24 @@ StagedBuffer StagedBuffer::unchanged(const void* buffer) {
   return untouched;
 }
 
-Status StagedBuffer::for_reading(const void* buffer, ByteSpan span, StagedBuffer* out) {
-  return stage(buffer, span, true, false, out);
+Status StagedBuffer::for_reading(const void* buffer, ByteSpan span, const PointerInfo& owner, StagedBuffer* out) {
+  return stage(buffer, span, owner, true, false, out);
 }
 
-Status StagedBuffer::for_writing(void* buffer, ByteSpan span, bool preserve, StagedBuffer* out) {
-  return stage(buffer, span, preserve, false, out);
+Status StagedBuffer::for_writing(void* buffer, ByteSpan span, const PointerInfo& owner, bool preserve,
+                                 StagedBuffer* out) {
+  return stage(buffer, span, owner, preserve, false, out);
 }
 
-Status StagedBuffer::for_landing(void* buffer, ByteSpan span, bool preserve, StagedBuffer* out) {
-  return stage(buffer, span, preserve, !preserve && span.bytes >= kLazyLandingBytes, out);
+Status StagedBuffer::for_landing(void* buffer, ByteSpan span, const PointerInfo& owner, bool preserve,
+                                 StagedBuffer* out) {
+  return stage(buffer, span, owner, preserve, !preserve && span.bytes >= kLazyLandingBytes, out);
 }
 
-Status StagedBuffer::stage(const void* buffer, ByteSpan span, bool copy_in, bool lazy, StagedBuffer* out) {
+Status StagedBuffer::stage(const void* buffer, ByteSpan span, const PointerInfo& owner, bool copy_in, bool lazy,
+                           StagedBuffer* out) {
   StagedBuffer staged;
   staged.mpi_pointer_ = const_cast<void*>(buffer);
-  // The span's first byte decides: the pointer may lie outside the data.
-  // A device pointer whose span starts outside its allocation is a bad
-  // buffer, reported below.
-  PointerInfo owner = classify(span.empty() ? buffer : static_cast<const char*>(buffer) + span.offset);
-  if (owner.kind != MemoryKind::device && span.offset != 0) {
-    const PointerInfo of_pointer = classify(buffer);
-    owner = of_pointer.kind == MemoryKind::device ? of_pointer : owner;
-  }
   if (owner.kind != MemoryKind::device) {
     *out = std::move(staged);
     return Status::ok();

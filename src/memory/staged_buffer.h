@@ -21,17 +21,21 @@ class StagedBuffer {
   StagedBuffer(const StagedBuffer&) = delete;
   StagedBuffer& operator=(const StagedBuffer&) = delete;
 
+  // `owner` is where the span lives, as memory::locate answered for this
+  // call (classifier.h): host memory is handed on as it is; device memory is
+  // staged, and a span outside its allocation is a bad buffer.
+
   // A buffer MPI will read: device bytes of `span` are copied to host now.
-  static Status for_reading(const void* buffer, ByteSpan span, StagedBuffer* out);
+  static Status for_reading(const void* buffer, ByteSpan span, const PointerInfo& owner, StagedBuffer* out);
   // A buffer MPI will write. With `preserve`, the device bytes are copied to
   // host first, so that a whole-span copy-back rewrites holes and unwritten
   // bytes with their own values (and IN_PLACE inputs arrive).
-  static Status for_writing(void* buffer, ByteSpan span, bool preserve, StagedBuffer* out);
+  static Status for_writing(void* buffer, ByteSpan span, const PointerInfo& owner, bool preserve, StagedBuffer* out);
 
   // The landing buffer of a device receive: like for_writing, but a large
   // span without holes is reserved lazily (anonymous memory, untouched pages
   // cost nothing), since a rendezvous envelope fills only its first page.
-  static Status for_landing(void* buffer, ByteSpan span, bool preserve, StagedBuffer* out);
+  static Status for_landing(void* buffer, ByteSpan span, const PointerInfo& owner, bool preserve, StagedBuffer* out);
 
   // A buffer argument MPI does not use in this call (a receive buffer off
   // the root, MPI_IN_PLACE): handed on untouched, never classified.
@@ -54,7 +58,8 @@ class StagedBuffer {
   Status refresh_from_device();
 
  private:
-  static Status stage(const void* buffer, ByteSpan span, bool copy_in, bool lazy, StagedBuffer* out);
+  static Status stage(const void* buffer, ByteSpan span, const PointerInfo& owner, bool copy_in, bool lazy,
+                      StagedBuffer* out);
   void release();
 
   void* mpi_pointer_ = nullptr;

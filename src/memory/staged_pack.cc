@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "memory/classifier.h"
 #include "memory/staged_buffer.h"
 #include "runtime/errors.h"
 #include "runtime/real_mpi.h"
@@ -50,10 +51,10 @@ Status staged_pack(const void* inbuf, int incount, MPI_Datatype type, void* outb
   }
   StagedBuffer in;
   StagedBuffer out;
-  status = StagedBuffer::for_reading(inbuf, in_span, &in);
+  status = StagedBuffer::for_reading(inbuf, in_span, locate_span(inbuf, in_span), &in);
   if (status.is_ok()) {
-    status = StagedBuffer::for_writing(outbuf, packed_span(*position, packed_limit(*position, outsize, upper_bound)),
-                                       true, &out);
+    const ByteSpan out_span = packed_span(*position, packed_limit(*position, outsize, upper_bound));
+    status = StagedBuffer::for_writing(outbuf, out_span, locate_span(outbuf, out_span), true, &out);
   }
   if (!status.is_ok()) {
     return status;
@@ -72,8 +73,9 @@ Status staged_unpack(const void* inbuf, int insize, int* position, void* outbuf,
   }
   StagedBuffer in;
   StagedBuffer out;
-  status = StagedBuffer::for_reading(inbuf, packed_span(*position, insize), &in);
-  if (status.is_ok()) status = StagedBuffer::for_writing(outbuf, out_span, holes, &out);
+  const ByteSpan in_span = packed_span(*position, insize);
+  status = StagedBuffer::for_reading(inbuf, in_span, locate_span(inbuf, in_span), &in);
+  if (status.is_ok()) status = StagedBuffer::for_writing(outbuf, out_span, locate_span(outbuf, out_span), holes, &out);
   if (!status.is_ok()) {
     return status;
   }
@@ -94,10 +96,10 @@ Status staged_pack_external(const char* datarep, const void* inbuf, int incount,
   }
   StagedBuffer in;
   StagedBuffer out;
-  status = StagedBuffer::for_reading(inbuf, in_span, &in);
+  status = StagedBuffer::for_reading(inbuf, in_span, locate_span(inbuf, in_span), &in);
   if (status.is_ok()) {
-    status = StagedBuffer::for_writing(outbuf, packed_span(*position, packed_limit(*position, outsize, upper_bound)),
-                                       true, &out);
+    const ByteSpan out_span = packed_span(*position, packed_limit(*position, outsize, upper_bound));
+    status = StagedBuffer::for_writing(outbuf, out_span, locate_span(outbuf, out_span), true, &out);
   }
   if (!status.is_ok()) {
     return status;
@@ -116,8 +118,9 @@ Status staged_unpack_external(const char* datarep, const void* inbuf, MPI_Aint i
   }
   StagedBuffer in;
   StagedBuffer out;
-  status = StagedBuffer::for_reading(inbuf, packed_span(*position, insize), &in);
-  if (status.is_ok()) status = StagedBuffer::for_writing(outbuf, out_span, holes, &out);
+  const ByteSpan in_span = packed_span(*position, insize);
+  status = StagedBuffer::for_reading(inbuf, in_span, locate_span(inbuf, in_span), &in);
+  if (status.is_ok()) status = StagedBuffer::for_writing(outbuf, out_span, locate_span(outbuf, out_span), holes, &out);
   if (!status.is_ok()) {
     return status;
   }

@@ -235,7 +235,8 @@ int examine(const DirectReceive& receive, MPI_Status* status) {
   ReceiveTarget target;
   Envelope envelope;
   bool arrived = false;
-  Status looked = ReceiveTarget::prepare(receive.buffer, receive.count, receive.type, false, &target);
+  Status looked =
+      ReceiveTarget::prepare(receive.buffer, receive.count, receive.type, memory::kHostMemory, false, &target);
   if (looked.is_ok()) {
     looked = target.envelope_arrived(received, receive.comm, status->MPI_SOURCE, &envelope, &arrived);
   }

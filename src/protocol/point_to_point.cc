@@ -55,11 +55,11 @@ SendFunctions send_functions(SendMode mode) {
 }
 
 // The device bytes of `count` elements, copied to host for MPI to send.
-Status stage_send(const void* buf, int count, MPI_Datatype type, StagedBuffer* staged) {
+Status stage_send(const void* buf, int count, MPI_Datatype type, const PointerInfo& where, StagedBuffer* staged) {
   TypeLayout layout;
   ByteSpan span;
   Status status = memory::span_of_call(type, count, &layout, &span);
-  return status.is_ok() ? StagedBuffer::for_reading(buf, span, staged) : status;
+  return status.is_ok() ? StagedBuffer::for_reading(buf, span, where, staged) : status;
 }
 
 // Host memory for MPI to receive `count` elements into. Unless the span is
@@ -67,7 +67,8 @@ Status stage_send(const void* buf, int count, MPI_Datatype type, StagedBuffer* s
 // the receive fills exactly its first bytes), the device bytes are copied
 // to host first and the whole span goes back: holes, and elements a short
 // message does not reach, keep their values.
-Status stage_receive(void* buf, int count, MPI_Datatype type, StagedBuffer* staged, bool* contiguous) {
+Status stage_receive(void* buf, int count, MPI_Datatype type, const PointerInfo& where, StagedBuffer* staged,
+                     bool* contiguous) {
   TypeLayout layout;
   ByteSpan span;
   Status status = memory::span_of_call(type, count, &layout, &span);
@@ -75,7 +76,7 @@ Status stage_receive(void* buf, int count, MPI_Datatype type, StagedBuffer* stag
     return status;
   }
   *contiguous = memory::is_contiguous(layout, count, span);
-  return StagedBuffer::for_writing(buf, span, !*contiguous, staged);
+  return StagedBuffer::for_writing(buf, span, where, !*contiguous, staged);
 }
 
 // After a blocking receive into `staged` returned `rc`: copies the bytes that
@@ -103,11 +104,12 @@ MPI_Status* status_or_local(MPI_Status* status, MPI_Status* local) {
 // `receive(host_buffer, status)` is the real call, on a message matched
 // already, so other threads may use the engine while it blocks.
 template <typename Receive>
-Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* status, Receive receive) {
+Status staged_receive(void* buf, int count, MPI_Datatype type, const PointerInfo& where, MPI_Status* status,
+                      Receive receive) {
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   StagedBuffer staged;
   bool contiguous = true;
-  Status staging = stage_receive(buf, count, type, &staged, &contiguous);
+  Status staging = stage_receive(buf, count, type, where, &staged, &contiguous);
   if (!staging.is_ok()) {
     return staging;
   }
@@ -121,13 +123,13 @@ Status staged_receive(void* buf, int count, MPI_Datatype type, MPI_Status* statu
 // The nonblocking form: `post(host_buffer, inner_request)` is the real call.
 // `comm` hears of its errors.
 template <typename Post>
-Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, MPI_Comm comm, MPI_Request* request,
-                                  Post post) {
+Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, const PointerInfo& where, MPI_Comm comm,
+                                  MPI_Request* request, Post post) {
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   auto operation = std::make_unique<StagedOperation>();
   StagedBuffer staged;
   bool contiguous = true;
-  Status staging = stage_receive(buf, count, type, &staged, &contiguous);
+  Status staging = stage_receive(buf, count, type, where, &staged, &contiguous);
   if (!staging.is_ok()) {
     return staging;
   }
@@ -151,8 +153,8 @@ struct RendezvousMessage {
   std::int64_t short_slot = RendezvousSend::kNoShortSlot;  // claimed for a message smaller than an envelope
 };
 
-bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, MPI_Comm comm,
-                        RendezvousMessage* out) {
+bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype type, const PointerInfo& owner,
+                        int dest, MPI_Comm comm, RendezvousMessage* out) {
   if (mode == SendMode::buffered || dest == MPI_PROC_NULL) {
     return false;
   }
@@ -163,7 +165,6 @@ bool rendezvous_message(SendMode mode, const void* buf, int count, MPI_Datatype 
     return false;
   }
   const char* data = static_cast<const char*>(buf) + span.offset;
-  const memory::PointerInfo owner = memory::classify(data);
   const auto first = reinterpret_cast<std::uintptr_t>(data);
   if (owner.kind != memory::MemoryKind::device || first < owner.base || first + span.bytes > owner.base + owner.size) {
     return false;  // the staged path reports what is wrong with the buffer
@@ -228,14 +229,15 @@ int buffered_send_init(PersistentOperation& operation, int count, MPI_Datatype t
 
 }  // namespace
 
-Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, const PointerInfo& where, int dest, int tag,
+            MPI_Comm comm) {
   RendezvousMessage message;
-  if (rendezvous_message(mode, buf, count, type, dest, comm, &message)) {
+  if (rendezvous_message(mode, buf, count, type, where, dest, comm, &message)) {
     return rendezvous_send(message, dest, tag, comm);
   }
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   StagedBuffer staged;
-  Status status = stage_send(buf, count, type, &staged);
+  Status status = stage_send(buf, count, type, where, &staged);
   if (!status.is_ok()) {
     return status;
   }
@@ -244,16 +246,16 @@ Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, int de
       [&] { return send_functions(mode).blocking(staged.mpi_pointer(), count, type, dest, tag, comm); }));
 }
 
-Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-             MPI_Request* request) {
+Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, const PointerInfo& where, int dest, int tag,
+             MPI_Comm comm, MPI_Request* request) {
   RendezvousMessage message;
-  if (rendezvous_message(mode, buf, count, type, dest, comm, &message)) {
+  if (rendezvous_message(mode, buf, count, type, where, dest, comm, &message)) {
     return rendezvous_isend(message, dest, tag, comm, request);
   }
   stats::ScopedRecord record(stats::Route::staged_p2p, 0);
   auto operation = std::make_unique<StagedOperation>();
   StagedBuffer staged;
-  Status status = stage_send(buf, count, type, &staged);
+  Status status = stage_send(buf, count, type, where, &staged);
   if (!status.is_ok()) {
     return status;
   }
@@ -267,11 +269,11 @@ Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, int d
   return track(std::move(operation), request, comm);
 }
 
-Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                 MPI_Request* request) {
+Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, const PointerInfo& where, int dest,
+                 int tag, MPI_Comm comm, MPI_Request* request) {
   auto operation = std::make_unique<PersistentOperation>();
   operation->comm = comm;
-  Status status = stage_send(buf, count, type, &operation->staged);
+  Status status = stage_send(buf, count, type, where, &operation->staged);
   if (!status.is_ok()) {
     return status;
   }
@@ -286,40 +288,45 @@ Status send_init(SendMode mode, const void* buf, int count, MPI_Datatype type, i
   return Status::ok();
 }
 
-Status recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  return watched_recv(buf, count, type, source, tag, comm, status);
+Status recv(void* buf, int count, MPI_Datatype type, const PointerInfo& where, int source, int tag, MPI_Comm comm,
+            MPI_Status* status) {
+  return watched_recv(buf, count, type, where, source, tag, comm, status);
 }
 
-Status irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-  return watched_irecv(buf, count, type, source, tag, comm, request);
+Status irecv(void* buf, int count, MPI_Datatype type, const PointerInfo& where, int source, int tag, MPI_Comm comm,
+             MPI_Request* request) {
+  return watched_irecv(buf, count, type, where, source, tag, comm, request);
 }
 
 // Messages matched by MPI_Mprobe itself are never envelopes: probes take
 // every message of the envelope's size into the matched queue.
-Status mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+Status mrecv(void* buf, int count, MPI_Datatype type, const PointerInfo& where, MPI_Message* message,
+             MPI_Status* status) {
   if (has_queued_messages() && matched_queue().is_handed_out(*message)) {
-    return queued_mrecv(buf, count, type, message, status);
+    return queued_mrecv(buf, count, type, where, message, status);
   }
-  return staged_receive(buf, count, type, status, [&](void* host, MPI_Status* result) {
+  return staged_receive(buf, count, type, where, status, [&](void* host, MPI_Status* result) {
     return real_mpi().Mrecv(host, count, type, message, result);
   });
 }
 
-Status imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
+Status imrecv(void* buf, int count, MPI_Datatype type, const PointerInfo& where, MPI_Message* message,
+              MPI_Request* request) {
   if (has_queued_messages() && matched_queue().is_handed_out(*message)) {
-    return queued_imrecv(buf, count, type, message, request);
+    return queued_imrecv(buf, count, type, where, message, request);
   }
   // The communicator of a matched message is not known here.
-  return staged_receive_nonblocking(buf, count, type, MPI_COMM_WORLD, request, [&](void* host, MPI_Request* inner) {
-    return real_mpi().Imrecv(host, count, type, message, inner);
-  });
+  return staged_receive_nonblocking(
+      buf, count, type, where, MPI_COMM_WORLD, request,
+      [&](void* host, MPI_Request* inner) { return real_mpi().Imrecv(host, count, type, message, inner); });
 }
 
-Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+Status recv_init(void* buf, int count, MPI_Datatype type, const PointerInfo& where, int source, int tag, MPI_Comm comm,
+                 MPI_Request* request) {
   auto operation = std::make_unique<PersistentOperation>();
   operation->is_receive = true;
   operation->comm = comm;
-  Status status = ReceiveTarget::prepare(buf, count, type, false, &operation->target);
+  Status status = ReceiveTarget::prepare(buf, count, type, where, false, &operation->target);
   if (!status.is_ok()) {
     return status;
   }
@@ -335,42 +342,44 @@ Status recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, M
 namespace {
 
 // The send half of an exchange, nonblocking, from host or device memory.
-Status post_send_half(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-                      MPI_Request* request) {
-  if (memory::buffer_on_device(buf, count, type)) {
-    return isend(SendMode::standard, buf, count, type, dest, tag, comm, request);
+Status post_send_half(const void* buf, int count, MPI_Datatype type, const PointerInfo& where, int dest, int tag,
+                      MPI_Comm comm, MPI_Request* request) {
+  if (memory::is_device(where)) {
+    return isend(SendMode::standard, buf, count, type, where, dest, tag, comm, request);
   }
   return from_mpi(real_mpi().Isend(buf, count, type, dest, tag, comm, request));
 }
 
 // The receive half runs while the send half is in flight (either may need
 // the other side's receive half to progress), then the send half completes.
-Status exchange(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+Status exchange(const void* sendbuf, int sendcount, MPI_Datatype sendtype, const PointerInfo& send_where, int dest,
+                int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, const PointerInfo& recv_where,
+                int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   MPI_Request send_request = MPI_REQUEST_NULL;
-  Status sent = post_send_half(sendbuf, sendcount, sendtype, dest, sendtag, comm, &send_request);
+  Status sent = post_send_half(sendbuf, sendcount, sendtype, send_where, dest, sendtag, comm, &send_request);
   if (!sent.is_ok()) {
     return sent;
   }
-  Status received = watched_recv(recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+  Status received = watched_recv(recvbuf, recvcount, recvtype, recv_where, source, recvtag, comm, status);
   sent = wait(&send_request, MPI_STATUS_IGNORE);
   return received.is_ok() ? std::move(sent) : std::move(received);
 }
 
 }  // namespace
 
-Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
-  return exchange(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
-                  status);
+Status sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, const PointerInfo& send_where, int dest,
+                int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype, const PointerInfo& recv_where,
+                int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  return exchange(sendbuf, sendcount, sendtype, send_where, dest, sendtag, recvbuf, recvcount, recvtype, recv_where,
+                  source, recvtag, comm, status);
 }
 
 Status host_sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
                      int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   serve_grants();
   if (has_queued_messages() || must_land_privately(recvbuf, recvcount, recvtype)) {
-    return exchange(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
-                    status);
+    return exchange(sendbuf, sendcount, sendtype, memory::kHostMemory, dest, sendtag, recvbuf, recvcount, recvtype,
+                    memory::kHostMemory, source, recvtag, comm, status);
   }
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
@@ -396,8 +405,8 @@ Status host_sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, 
   return look_at_host_receive(recvbuf, recvcount, recvtype, comm, status_bytes(*result), result);
 }
 
-Status sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag,
-                        MPI_Comm comm, MPI_Status* status) {
+Status sendrecv_replace(void* buf, int count, MPI_Datatype type, const PointerInfo& where, int dest, int sendtag,
+                        int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   TypeLayout layout;
   ByteSpan span;
   Status staging = memory::span_of_call(type, count, &layout, &span);
@@ -408,8 +417,8 @@ Status sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int s
   StagedBuffer device_copy;
   std::vector<char> host_copy;
   const void* outgoing = nullptr;
-  if (memory::buffer_on_device(buf, count, type)) {
-    staging = StagedBuffer::for_reading(buf, span, &device_copy);
+  if (memory::is_device(where)) {
+    staging = StagedBuffer::for_reading(buf, span, where, &device_copy);
     if (!staging.is_ok()) {
       return staging;
     }
@@ -419,7 +428,9 @@ Status sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int s
     host_copy.assign(first, first + span.bytes);
     outgoing = host_copy.data() - span.offset;
   }
-  return exchange(outgoing, count, type, dest, sendtag, buf, count, type, source, recvtag, comm, status);
+  // The outgoing copy is host memory.
+  return exchange(outgoing, count, type, memory::kHostMemory, dest, sendtag, buf, count, type, where, source, recvtag,
+                  comm, status);
 }
 
 }  // namespace cumpi::protocol

@@ -11,8 +11,8 @@
 
 namespace cumpi::protocol {
 
-Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, bool private_landing,
-                              ReceiveTarget* out) {
+Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where,
+                              bool private_landing, ReceiveTarget* out) {
   ReceiveTarget target;
   target.count_ = count;
   target.type_ = type;
@@ -22,7 +22,7 @@ Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, bool p
   }
   target.contiguous_ = memory::is_contiguous(target.layout_, count, target.span_);
   target.capacity_ = count > 0 ? static_cast<std::size_t>(target.layout_.size) * static_cast<std::size_t>(count) : 0;
-  status = memory::StagedBuffer::for_landing(buffer, target.span_, !target.contiguous_, &target.staged_);
+  status = memory::StagedBuffer::for_landing(buffer, target.span_, where, !target.contiguous_, &target.staged_);
   if (!status.is_ok()) {
     return status;
   }
@@ -30,8 +30,7 @@ Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, bool p
     // Pages are touched only where MPI writes (a large new[] is mapped lazily).
     target.private_landing_.reset(new char[target.span_.bytes]);
     if (!target.contiguous_) {
-      std::memcpy(target.private_landing_.get(), static_cast<char*>(buffer) + target.span_.offset,
-                  target.span_.bytes);
+      std::memcpy(target.private_landing_.get(), static_cast<char*>(buffer) + target.span_.offset, target.span_.bytes);
     }
   }
   *out = std::move(target);

@@ -19,11 +19,11 @@ namespace cumpi::protocol {
 class ReceiveTarget {
  public:
   // For a receive of `count` elements of `type` into `buffer` (host or
-  // device). With `private_landing`, a host buffer's PMPI receive lands in
-  // memory of its own first: another pending receive into the same memory
-  // (OSU-style benchmarks post a window of them) must not overwrite an
-  // envelope before it is read.
-  static Status prepare(void* buffer, int count, MPI_Datatype type, bool private_landing, ReceiveTarget* out);
+  // device: `where`, as memory::locate answered for the call). With `private_landing`, a host buffer's PMPI receive
+  // lands in memory of its own first: another pending receive into the same memory (OSU-style benchmarks post a window
+  // of them) must not overwrite an envelope before it is read.
+  static Status prepare(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where,
+                        bool private_landing, ReceiveTarget* out);
 
   // The buffer, count and type to post the PMPI receive with.
   void* landing() const;

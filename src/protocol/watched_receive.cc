@@ -27,23 +27,24 @@ WatchedReceive::~WatchedReceive() {
 // memory (host_receives.h): a nonblocking one lands privately, a blocking
 // one does when it overlaps a pending receive. Its bytes are registered
 // while it is pending, so that later receives see the overlap.
-Status WatchedReceive::prepare(void* buffer, int count, MPI_Datatype type, bool blocking) {
-  Status status = ReceiveTarget::prepare(buffer, count, type, false, &target_);
+Status WatchedReceive::prepare(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where,
+                               bool blocking) {
+  Status status = ReceiveTarget::prepare(buffer, count, type, where, false, &target_);
   if (!status.is_ok() || target_.on_device() || target_.host_first() == target_.host_last()) {
     return status;
   }
   const std::uintptr_t first = target_.host_first();
   const std::uintptr_t last = target_.host_last();
   if (!blocking || overlaps_pending_receive(first, last)) {
-    status = ReceiveTarget::prepare(buffer, count, type, true, &target_);
+    status = ReceiveTarget::prepare(buffer, count, type, where, true, &target_);
   }
   private_key_ = add_private_receive(first, last);
   return status;
 }
 
-Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                             bool blocking) {
-  Status status = prepare(buffer, count, type, blocking);
+Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, int source,
+                             int tag, MPI_Comm comm, bool blocking) {
+  Status status = prepare(buffer, count, type, where, blocking);
   if (!status.is_ok()) {
     return status;
   }
@@ -61,12 +62,12 @@ Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, int sou
   return from_mpi(real_mpi().Irecv(target_.landing(), target_.count(), target_.type(), source, tag, comm, &inner_));
 }
 
-Status WatchedReceive::start_queued(void* buffer, int count, MPI_Datatype type,
+Status WatchedReceive::start_queued(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where,
                                     std::unique_ptr<QueuedMessage> message) {
   if (message == nullptr) {
     return Status::error(StatusCode::internal, "unknown message handle");
   }
-  Status status = prepare(buffer, count, type, true);
+  Status status = prepare(buffer, count, type, where, true);
   return status.is_ok() ? take_queued(std::move(message)) : status;
 }
 
@@ -175,20 +176,20 @@ Status run_to_completion(WatchedReceive& operation, MPI_Status* status) {
   return Status::error(StatusCode::internal, "receive failed with MPI error " + std::to_string(result.error));
 }
 
-Status watched_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                    MPI_Status* status) {
+Status watched_recv(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, int source, int tag,
+                    MPI_Comm comm, MPI_Status* status) {
   WatchedReceive operation;
-  Status started = operation.start(buffer, count, type, source, tag, comm, true);
+  Status started = operation.start(buffer, count, type, where, source, tag, comm, true);
   if (!started.is_ok()) {
     return started;
   }
   return run_to_completion(operation, status);
 }
 
-Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                     MPI_Request* request) {
+Status watched_irecv(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, int source, int tag,
+                     MPI_Comm comm, MPI_Request* request) {
   auto operation = std::make_unique<WatchedReceive>();
-  Status started = operation->start(buffer, count, type, source, tag, comm);
+  Status started = operation->start(buffer, count, type, where, source, tag, comm);
   if (!started.is_ok()) {
     return started;
   }
@@ -199,14 +200,14 @@ Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int ta
                   MPI_Request* request) {
   // A message a probe took out of MPI comes first, as MPI's order wants.
   if (has_queued_messages() && matched_queue().find(comm, source, tag) != nullptr) {
-    return watched_irecv(buffer, count, type, source, tag, comm, request);
+    return watched_irecv(buffer, count, type, memory::kHostMemory, source, tag, comm, request);
   }
   bool posted = false;
   Status status = post_direct_receive(buffer, count, type, source, tag, comm, request, &posted);
   if (!status.is_ok() || posted) {
     return status;
   }
-  return watched_irecv(buffer, count, type, source, tag, comm, request);
+  return watched_irecv(buffer, count, type, memory::kHostMemory, source, tag, comm, request);
 }
 
 namespace {
@@ -241,7 +242,7 @@ Status look_at_host_receive(void* buffer, int count, MPI_Datatype type, MPI_Comm
   ReceiveTarget target;
   Envelope envelope;
   bool arrived = false;
-  Status prepared = ReceiveTarget::prepare(buffer, count, type, false, &target);
+  Status prepared = ReceiveTarget::prepare(buffer, count, type, memory::kHostMemory, false, &target);
   if (prepared.is_ok()) {
     prepared = target.envelope_arrived(received, comm, result->MPI_SOURCE, &envelope, &arrived);
   }
@@ -258,7 +259,7 @@ bool must_land_privately(const void* buffer, int count, MPI_Datatype type) {
 Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   serve_grants();
   if (has_queued_messages() || must_land_privately(buffer, count, type)) {
-    return watched_recv(buffer, count, type, source, tag, comm, status);
+    return watched_recv(buffer, count, type, memory::kHostMemory, source, tag, comm, status);
   }
   MPI_Status local{};
   MPI_Status* result = status == MPI_STATUS_IGNORE ? &local : status;
@@ -278,9 +279,10 @@ Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag
   return look_at_host_receive(buffer, count, type, comm, status_bytes(*result), result);
 }
 
-Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+Status queued_mrecv(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, MPI_Message* message,
+                    MPI_Status* status) {
   WatchedReceive operation;
-  Status started = operation.start_queued(buffer, count, type, matched_queue().take_handed_out(*message));
+  Status started = operation.start_queued(buffer, count, type, where, matched_queue().take_handed_out(*message));
   *message = MPI_MESSAGE_NULL;
   if (!started.is_ok()) {
     return started;
@@ -288,11 +290,12 @@ Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* mes
   return run_to_completion(operation, status);
 }
 
-Status queued_imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
+Status queued_imrecv(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, MPI_Message* message,
+                     MPI_Request* request) {
   auto operation = std::make_unique<WatchedReceive>();
   std::unique_ptr<QueuedMessage> queued = matched_queue().take_handed_out(*message);
   const MPI_Comm comm = queued != nullptr ? queued->comm : MPI_COMM_WORLD;
-  Status started = operation->start_queued(buffer, count, type, std::move(queued));
+  Status started = operation->start_queued(buffer, count, type, where, std::move(queued));
   *message = MPI_MESSAGE_NULL;
   if (!started.is_ok()) {
     return started;

@@ -23,10 +23,11 @@ class WatchedReceive final : public Operation {
   ~WatchedReceive() override;
   // Takes a queued message matching (comm, source, tag), or posts the
   // PMPI receive. `blocking`: it completes before the caller goes on.
-  Status start(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-               bool blocking = false);
+  Status start(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, int source, int tag,
+               MPI_Comm comm, bool blocking = false);
   // The message of a handle cumpi handed out (MPI_Mprobe of a queued one).
-  Status start_queued(void* buffer, int count, MPI_Datatype type, std::unique_ptr<QueuedMessage> message);
+  Status start_queued(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where,
+                      std::unique_ptr<QueuedMessage> message);
 
   bool advance() override;
   int cancel() override;
@@ -38,7 +39,7 @@ class WatchedReceive final : public Operation {
   bool error_from_mpi() const { return error_from_mpi_; }
 
  private:
-  Status prepare(void* buffer, int count, MPI_Datatype type, bool blocking);
+  Status prepare(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, bool blocking);
   Status take_queued(std::unique_ptr<QueuedMessage> message);
   void complete(int error, std::size_t bytes);
   bool inner_completed();
@@ -46,7 +47,7 @@ class WatchedReceive final : public Operation {
   ReceiveTarget target_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Request inner_ = MPI_REQUEST_NULL;
-  MPI_Status matched_{};     // source and tag of the message
+  MPI_Status matched_{};  // source and tag of the message
   std::unique_ptr<QueuedMessage> queued_;
   Pull pull_;
   bool pulling_ = false;
@@ -63,26 +64,25 @@ bool host_receive_needs_engine(int count, MPI_Datatype type);
 // A nonblocking host receive that must be watched: straight into the
 // user's memory (host_receives.h) unless it must land privately or take a
 // queued message, which WatchedReceive does.
-Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                  MPI_Request* request);
+Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request);
 
 // The blocking forms: run `operation` to completion (serving the engine's
 // other operations meanwhile) and fill the user's status. Errors come back
 // as MPI would return them.
 Status run_to_completion(WatchedReceive& operation, MPI_Status* status);
 
-// Receive entry points of the engine, for host and device buffers alike.
-Status watched_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                    MPI_Status* status);
-Status watched_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                     MPI_Request* request);
+// Receive entry points of the engine, for host and device buffers alike
+// (`where`: memory::locate's answer for the buffer).
+Status watched_recv(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, int source, int tag,
+                    MPI_Comm comm, MPI_Status* status);
+Status watched_irecv(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, int source, int tag,
+                     MPI_Comm comm, MPI_Request* request);
 // A blocking receive into host memory: the real MPI_Recv and a look at what
 // arrived (an envelope is pulled before returning); while device operations
 // need service, MPI_Irecv and a wait that serves them. Queued messages, and
 // memory a pending receive may write while envelopes may arrive, take a
 // watched receive instead.
-Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-                 MPI_Status* status);
+Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status);
 // After a real blocking receive into the user's host buffer delivered
 // `received` bytes (*result its status): when they are an envelope, its
 // message is pulled in and *result corrected.
@@ -93,7 +93,9 @@ Status look_at_host_receive(void* buffer, int count, MPI_Datatype type, MPI_Comm
 bool must_land_privately(const void* buffer, int count, MPI_Datatype type);
 
 // MPI_Mrecv/Imrecv of a handle cumpi handed out.
-Status queued_mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
-Status queued_imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request);
+Status queued_mrecv(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, MPI_Message* message,
+                    MPI_Status* status);
+Status queued_imrecv(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where, MPI_Message* message,
+                     MPI_Request* request);
 
 }  // namespace cumpi::protocol
