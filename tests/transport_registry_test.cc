@@ -8,6 +8,7 @@
 
 #include "protocol/route_log.h"
 #include "runtime/config.h"
+#include "runtime/log.h"
 #include "transport/registry.h"
 #include "transport/staged/staged_transport.h"
 
@@ -112,11 +113,15 @@ TEST(TransportRegistry, StagedFirstTakesEverything) {
 TEST(RouteLog, SaysEachRouteOncePerPeerAndDirection) {
   using protocol::Direction;
   using protocol::log_route_once;
+  log::set_level(log::Level::warn);
+  EXPECT_FALSE(log_route_once(Direction::to, 91, "cuda_ipc", ""));  // below info: nothing, not even remembered
+  log::set_level(log::Level::info);
   EXPECT_TRUE(log_route_once(Direction::to, 91, "cuda_ipc", ""));
   EXPECT_FALSE(log_route_once(Direction::to, 91, "cuda_ipc", ""));
   EXPECT_TRUE(log_route_once(Direction::from, 91, "cuda_ipc", ""));
   EXPECT_TRUE(log_route_once(Direction::to, 91, "staged", ""));
   EXPECT_TRUE(log_route_once(Direction::to, 92, "cuda_ipc", ""));
+  log::set_level(log::Level::warn);
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ namespace cumpi::protocol {
 
 namespace {
 
-std::string accepted_route(const transport::Transport& transport) {
+const char* accepted_route(const transport::Transport& transport) {
   return transport.id() == transport::TransportId::staged ? "staged, pushed by the sender" : transport.name();
 }
 
@@ -57,7 +57,7 @@ Status Pull::start(const Envelope& envelope, ReceiveTarget* target) {
       return Status::ok();
     }
   }
-  log_route_once(Direction::from, envelope.sender_world_rank, "staged, pulled", decline.reason);
+  log_route_once(Direction::from, envelope.sender_world_rank, "staged, pulled", decline.reason.c_str());
   return start_staged_pull(decline.for_peer);
 }
 
