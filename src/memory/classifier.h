@@ -51,7 +51,7 @@ PointerInfo locate_slow(const void* pointer, int count, MPI_Datatype type) __att
 // pointer may lie outside its data: MPI_BOTTOM with absolute displacements,
 // a type whose data start away from its origin), else the pointer's own
 // allocation when that is device memory, else host. An intercepted call asks
-// once per buffer and hands the answer down to the engine (DESIGN §2.1):
+// once per buffer and hands the answer down to the engine (DESIGN §2, rule 3):
 // each answer for a device pointer is a driver call.
 inline PointerInfo locate(const void* pointer, int count, MPI_Datatype type) {
   if (__builtin_expect(known_host(pointer), 1)) {
