@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "memory/device_memory.h"
+#include "memory/reduction.h"
 #include "runtime/status.h"
 
 namespace cumpi::memory {
@@ -37,6 +38,13 @@ class CopyEngine {
   virtual void queue_copy(void* to, const void* from, std::size_t bytes, void* context, bool both_on_device,
                           CopyTicket* ticket) = 0;
   virtual void flush_copies() = 0;
+  // Whether start_reduction can run in `context` (the reduction kernel
+  // loads there); asked before a collective offers to reduce on the GPU.
+  virtual bool reductions_available(void* context) = 0;
+  // Starts `job` on device or IPC-mapped memory, on cumpi's stream of
+  // `context`, after the copies started there before it; its ticket is
+  // polled and waited for as a copy's.
+  virtual Status start_reduction(const ReductionJob& job, void* context, CopyTicket* ticket) = 0;
   // Sets *finished once the copy completed (the ticket is spent then).
   virtual Status poll_copy(CopyTicket* ticket, bool* finished) = 0;
   // Blocks until the copy completed.

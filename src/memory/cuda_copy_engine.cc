@@ -18,6 +18,7 @@
 #include "memory/cuda_driver.h"
 #include "memory/cuda_scoped_context.h"
 #include "memory/kernel_registry.h"
+#include "memory/reduction_kernel_ptx.h"
 #include "runtime/log.h"
 
 namespace cumpi::memory {
@@ -28,6 +29,7 @@ namespace {
 constexpr std::size_t kLargestByKernel = 2u << 20;
 
 constexpr KernelSource kCopyBatchKernel{"cumpi_copy_batch", copy_kernel_ptx};
+constexpr KernelSource kReduceKernel{"cumpi_reduce", reduction_kernel_ptx};
 
 class CudaCopyEngine final : public CopyEngine {
  public:
@@ -89,6 +91,47 @@ class CudaCopyEngine final : public CopyEngine {
   }
 
   void flush_copies() override { batches_.flush(); }
+
+  bool reductions_available(void* context) override {
+    ScopedContext scope(driver_, context);
+    return scope.status().is_ok() && kernels_.function(context, kReduceKernel) != nullptr;
+  }
+
+  // 256 threads a block, a block per 256 elements up to eight blocks a
+  // multiprocessor of the largest GPUs; the grid-stride loop does the rest.
+  Status start_reduction(const ReductionJob& job, void* context, CopyTicket* ticket) override {
+    constexpr unsigned kThreads = 256;
+    constexpr unsigned long long kMostBlocks = 132 * 8;
+    ticket->context = context;
+    ticket->event = nullptr;
+    if (job.count == 0) {
+      return Status::ok();
+    }
+    ScopedContext scope(driver_, context);
+    if (!scope.status().is_ok()) {
+      return scope.status();
+    }
+    CUfunction kernel = kernels_.function(context, kReduceKernel);
+    if (kernel == nullptr) {
+      return Status::error(StatusCode::internal, "the reduction kernel is not available in this context");
+    }
+    CUstream stream = nullptr;
+    Status status = stream_for(context, &stream);
+    if (!status.is_ok()) {
+      return status;
+    }
+    cumpi_reduce_params params = reduction_params(job);
+    const auto blocks = static_cast<unsigned>(std::clamp<unsigned long long>((job.count + kThreads - 1) / kThreads, 1, kMostBlocks));
+    void* arguments[] = {&params};
+    status = CUMPI_CUDA_CALL(driver_, cuLaunchKernel, kernel, blocks, 1, 1, kThreads, 1, 1, 0, stream, arguments,
+                             nullptr);
+    CUevent event = nullptr;
+    if (status.is_ok()) {
+      status = record_event(context, stream, &event);
+    }
+    ticket->event = event;
+    return status;
+  }
 
   Status poll_copy(CopyTicket* ticket, bool* finished) override {
     if (ticket->batch != nullptr) {

@@ -89,6 +89,34 @@ class EmulatedGpu final : public DeviceMemory, public CopyEngine {
 
   void flush_copies() override { batches_.flush(); }
 
+  bool reductions_available(void*) override { return true; }
+
+  // The "kernel" runs on the host, on the read-write views of the buffers.
+  Status start_reduction(const ReductionJob& job, void*, CopyTicket* ticket) override {
+    ticket->event = job.count == 0 ? nullptr : &g_copy_in_flight;
+    ticket->context = nullptr;
+    if (job.count == 0) {
+      return Status::ok();
+    }
+    if (injected_failures_.load() > 0 && injected_failures_.fetch_sub(1) > 0) {
+      return Status::error(StatusCode::cuda_error, "cuLaunchKernel failed: injected by cumpi_emu_fail_next_copies (emulated)");
+    }
+    const std::size_t bytes = job.count * element_bytes(job.type);
+    ReductionJob on_host = job;
+    on_host.output = accessible(job.output, bytes);
+    bool reachable = on_host.output != nullptr;
+    for (int i = 0; i < job.input_count; ++i) {
+      on_host.inputs[i] = accessible(job.inputs[i], bytes);
+      reachable = reachable && on_host.inputs[i] != nullptr;
+    }
+    if (!reachable) {
+      return Status::error(StatusCode::cuda_error,
+                           "cuLaunchKernel failed: an illegal memory access was encountered (emulated)");
+    }
+    reduce_on_host(on_host);
+    return Status::ok();
+  }
+
   Status poll_copy(CopyTicket* ticket, bool* finished) override {
     if (ticket->batch != nullptr) {
       return batches_.poll(ticket, finished);
