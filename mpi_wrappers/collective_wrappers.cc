@@ -2,6 +2,7 @@
 // side, on any rank independently) to the engine: the collectives an
 // algorithm may take through the collective seam (coll/selection.h), the
 // others to the staged path.
+#include "coll/agreement.h"
 #include "coll/selection.h"
 #include "coll/staged_collectives.h"
 #include "memory/classifier.h"
@@ -14,7 +15,24 @@ bool any_on_device(const void* sendbuf, const void* recvbuf) {
   return memory::on_device(sendbuf) || memory::on_device(recvbuf);
 }
 
-Status run(const coll::CollectiveCall& call) { return coll::run_collective(call); }
+// A collective of the seam (coll/selection.h): where its buffers lie,
+// asked once; host buffers to the MPI library, after announcing a blocking
+// call where the communicator's ranks agree on GPU algorithms
+// (coll/agreement.h); device buffers to the engine.
+template <typename RealCall>
+int seam_call(coll::CollectiveCall call, RealCall real_call, const char* caller = __builtin_FUNCTION()) {
+  call.send_where = memory::locate(call.sendbuf, call.send_count, call.send_type);
+  const bool exchange = call.collective == coll::Collective::allgather || call.collective == coll::Collective::alltoall;
+  call.recv_where = exchange ? memory::locate(call.recvbuf, call.recv_count, call.recv_type)
+                             : memory::locate(call.recvbuf, call.send_count, call.send_type);
+  if (!memory::is_device(call.send_where) && !memory::is_device(call.recv_where)) {
+    if (call.request == nullptr && coll::host_calls_announce()) {
+      coll::announce_host_call(call.comm);
+    }
+    return real_call();
+  }
+  return in_engine(call.comm, [call] { return coll::run_collective(call); }, caller);
+}
 
 coll::CollectiveCall reduction_call(coll::Collective collective, const void* sendbuf, void* recvbuf, int count,
                                     MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
@@ -69,92 +87,50 @@ coll::CollectiveCall exchange_call(coll::Collective collective, const void* send
 }  // namespace
 
 int intercept_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Allreduce(sendbuf, recvbuf, count, type, op, comm);
-  }
-  return in_engine(comm, [=] { return run(allreduce_call(sendbuf, recvbuf, count, type, op, comm, nullptr)); });
+  return seam_call(allreduce_call(sendbuf, recvbuf, count, type, op, comm, nullptr), [=] { return real().Allreduce(sendbuf, recvbuf, count, type, op, comm); });
 }
 
 int intercept_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                          MPI_Request* request) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
-  }
-  return in_engine(comm, [=] { return run(allreduce_call(sendbuf, recvbuf, count, type, op, comm, request)); });
+  return seam_call(allreduce_call(sendbuf, recvbuf, count, type, op, comm, request), [=] { return real().Iallreduce(sendbuf, recvbuf, count, type, op, comm, request); });
 }
 
 int intercept_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                      MPI_Comm comm) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Reduce(sendbuf, recvbuf, count, type, op, root, comm);
-  }
-  return in_engine(comm, [=] { return run(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, nullptr)); });
+  return seam_call(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, nullptr), [=] { return real().Reduce(sendbuf, recvbuf, count, type, op, root, comm); });
 }
 
 int intercept_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                       MPI_Comm comm, MPI_Request* request) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
-  }
-  return in_engine(comm, [=] { return run(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, request)); });
+  return seam_call(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, request), [=] { return real().Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request); });
 }
 
 int intercept_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  if (!memory::on_device(buf)) {
-    return real().Bcast(buf, count, type, root, comm);
-  }
-  return in_engine(comm, [=] { return run(bcast_call(buf, count, type, root, comm, nullptr)); });
+  return seam_call(bcast_call(buf, count, type, root, comm, nullptr), [=] { return real().Bcast(buf, count, type, root, comm); });
 }
 
 int intercept_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
-  if (!memory::on_device(buf)) {
-    return real().Ibcast(buf, count, type, root, comm, request);
-  }
-  return in_engine(comm, [=] { return run(bcast_call(buf, count, type, root, comm, request)); });
+  return seam_call(bcast_call(buf, count, type, root, comm, request), [=] { return real().Ibcast(buf, count, type, root, comm, request); });
 }
 
 int intercept_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  }
-  return in_engine(comm, [=] {
-    return run(exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                             comm, nullptr));
-  });
+  return seam_call(exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr), [=] { return real().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
 int intercept_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  }
-  return in_engine(comm, [=] {
-    return run(exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                             comm, request));
-  });
+  return seam_call(exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), [=] { return real().Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
 }
 
 int intercept_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  }
-  return in_engine(comm, [=] {
-    return run(exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                             comm, nullptr));
-  });
+  return seam_call(exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr), [=] { return real().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
 int intercept_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  }
-  return in_engine(comm, [=] {
-    return run(exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                             comm, request));
-  });
+  return seam_call(exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), [=] { return real().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
 }
 
 int intercept_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -229,11 +205,7 @@ int intercept_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvc
 
 int intercept_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                                    MPI_Comm comm) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-  }
-  return in_engine(
-      comm, [=] { return run(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, nullptr)); });
+  return seam_call(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, nullptr), [=] { return real().Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm); });
 }
 
 int intercept_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
@@ -350,11 +322,7 @@ int intercept_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recv
 
 int intercept_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                                     MPI_Comm comm, MPI_Request* request) {
-  if (!any_on_device(sendbuf, recvbuf)) {
-    return real().Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
-  }
-  return in_engine(
-      comm, [=] { return run(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, request)); });
+  return seam_call(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, request), [=] { return real().Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request); });
 }
 
 int intercept_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,

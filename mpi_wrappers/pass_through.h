@@ -3,6 +3,7 @@
 // no call. A false answer only means "let intercept_* look closer".
 #pragma once
 
+#include "coll/agreement.h"
 #include "memory/classifier.h"
 #include "protocol/envelope.h"
 #include "protocol/completion.h"
@@ -13,6 +14,10 @@ namespace cumpi::pass_through {
 
 // Host memory by construction (NULL, the first page, heap, stack, image).
 using memory::known_host;
+
+// Blocking collectives of the seam on host buffers announce themselves
+// (coll/agreement.h) while an algorithm that needs agreement is configured.
+using coll::host_calls_announce;
 
 // No device request exists: start needs nothing of cumpi.
 inline bool no_device_requests() { return !protocol::has_device_requests(); }

@@ -1,10 +1,15 @@
 // The choice of a collective's algorithm: configured order, declines with
-// their reasons, and algorithms that need every rank on a device passed
-// over while ranks with host buffers bypass the engine.
+// their reasons, algorithms that need every rank on a device passed over
+// without an agreement board, and taken on a board (threads as ranks) only
+// when every rank offered them.
 #include "coll/selection.h"
 
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
+#include "coll/agreement.h"
 #include "coll/staged_algorithm.h"
 #include "protocol/node_map.h"
 
@@ -15,6 +20,8 @@ namespace {
 class FakeAlgorithm final : public Algorithm {
  public:
   FakeAlgorithm(const char* name, int from, bool beside_host) : name_(name), from_(from), beside_host_(beside_host) {}
+  // For algorithms that need agreement: what offer() says.
+  bool offers = true;
   const char* name() const override { return name_; }
   bool runs_beside_host_ranks() const override { return beside_host_; }
   bool takes(const protocol::CommContext& context, const CollectiveCall& call, std::string* why_not) const override {
@@ -27,6 +34,10 @@ class FakeAlgorithm final : public Algorithm {
       return false;
     }
     return true;
+  }
+  bool offer(const CollectiveCall&, void*, std::string* why_not) override {
+    if (!offers) *why_not = "this rank's buffers are not on a device";
+    return offers;
   }
   Status run(const CollectiveCall&) override { return Status::ok(); }
 
@@ -42,10 +53,11 @@ class CollSelectionTest : public ::testing::Test {
   void SetUp() override { protocol::set_node_map({0, 0, 2, 2}, 0); }
   void TearDown() override { protocol::forget_node_map(); }
 
-  static CollectiveCall allreduce_of(int count) {
-    CollectiveCall call;
+  static CollectiveCall* allreduce_of(int count) {
+    static thread_local CollectiveCall call;
+    call = CollectiveCall{};
     call.send_count = count;
-    return call;
+    return &call;
   }
   static protocol::CommContext one_node() { return protocol::CommContext({0, 1}, {0, 1}, false); }
   static protocol::CommContext two_nodes() { return protocol::CommContext({0, 1, 2, 3}, {0, 1, 2, 3}, false); }
@@ -57,9 +69,9 @@ TEST_F(CollSelectionTest, TakesTheFirstAlgorithmThatTakesTheCall) {
   Selection selection;
   selection.use({&large, &small, &staged_algorithm()});
   std::string reasons;
-  EXPECT_EQ(&selection.choose(one_node(), allreduce_of(5000), &reasons), &large);
+  EXPECT_EQ(&selection.choose(one_node(), allreduce_of(5000), nullptr, &reasons), &large);
   EXPECT_EQ(reasons, "");
-  EXPECT_EQ(&selection.choose(one_node(), allreduce_of(10), &reasons), &small);
+  EXPECT_EQ(&selection.choose(one_node(), allreduce_of(10), nullptr, &reasons), &small);
   EXPECT_EQ(reasons, "large: fewer than 1000 elements");
 }
 
@@ -69,7 +81,7 @@ TEST_F(CollSelectionTest, FallsToTheStagedAlgorithmWithEveryReason) {
   Selection selection;
   selection.use({&large, &small, &staged_algorithm()});
   std::string reasons;
-  EXPECT_EQ(&selection.choose(two_nodes(), allreduce_of(5000), &reasons), &staged_algorithm());
+  EXPECT_EQ(&selection.choose(two_nodes(), allreduce_of(5000), nullptr, &reasons), &staged_algorithm());
   EXPECT_EQ(reasons, "large: ranks on several nodes; small: ranks on several nodes");
 }
 
@@ -78,8 +90,62 @@ TEST_F(CollSelectionTest, PassesOverAlgorithmsThatNeedEveryRankOnADevice) {
   Selection selection;
   selection.use({&gpu_only, &staged_algorithm()});
   std::string reasons;
-  EXPECT_EQ(&selection.choose(one_node(), allreduce_of(5000), &reasons), &staged_algorithm());
-  EXPECT_EQ(reasons, "gpu_only: needs every rank's buffers on a device");
+  EXPECT_EQ(&selection.choose(one_node(), allreduce_of(5000), nullptr, &reasons), &staged_algorithm());
+  EXPECT_EQ(reasons.rfind("gpu_only: needs every rank's buffers on a device, and this communicator has no agreement "
+                          "board",
+                          0),
+            0u);
+}
+
+// Two ranks on one board, each choosing on its own thread.
+std::vector<const Algorithm*> choices_of_two(const Selection* const (&selections)[2],
+                                             const protocol::CommContext& context, int calls) {
+  std::vector<unsigned char> memory(AgreementBoard::bytes_for(2));
+  std::unique_ptr<AgreementBoard> boards[2] = {AgreementBoard::attach(memory.data(), 0, 2),
+                                               AgreementBoard::attach(memory.data(), 1, 2)};
+  std::vector<const Algorithm*> chosen(static_cast<std::size_t>(2 * calls));
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    ranks.emplace_back([&, rank] {
+      for (int call = 0; call < calls; ++call) {
+        CollectiveCall one;
+        one.send_count = 5000;
+        std::string reasons;
+        chosen[static_cast<std::size_t>(2 * call + rank)] =
+            &selections[rank]->choose(context, &one, boards[rank].get(), &reasons);
+        // An agreed algorithm's first step holds every rank in the call
+        // (coll/algorithm.h): the fake one runs that step only.
+        if (!chosen[static_cast<std::size_t>(2 * call + rank)]->runs_beside_host_ranks()) {
+          boards[rank]->arrive(one.agreed_call, 1, true);
+          EXPECT_TRUE(boards[rank]->wait_all(one.agreed_call, 1, [] {}));
+        }
+        EXPECT_EQ(one.board, boards[rank].get());
+        EXPECT_EQ(one.agreed_call, static_cast<std::uint64_t>(call + 1));
+      }
+    });
+  }
+  for (std::thread& rank : ranks) rank.join();
+  return chosen;
+}
+
+TEST_F(CollSelectionTest, AnAlgorithmNeedingAgreementRunsWhereEveryRankOffersIt) {
+  FakeAlgorithm gpu_only("gpu_only", 1, false);
+  Selection selection;
+  selection.use({&gpu_only, &staged_algorithm()});
+  const Selection* const both[2] = {&selection, &selection};
+  for (const Algorithm* chosen : choices_of_two(both, one_node(), 50)) EXPECT_EQ(chosen, &gpu_only);
+}
+
+TEST_F(CollSelectionTest, OneRankWithoutTheOfferSendsEveryRankToTheStagedAlgorithm) {
+  FakeAlgorithm offering("gpu_only", 1, false);
+  FakeAlgorithm declining("gpu_only", 1, false);
+  declining.offers = false;
+  Selection first;
+  first.use({&offering, &staged_algorithm()});
+  Selection second;
+  second.use({&declining, &staged_algorithm()});
+  const Selection* const both[2] = {&first, &second};
+  for (const Algorithm* chosen : choices_of_two(both, one_node(), 50)) EXPECT_EQ(chosen, &staged_algorithm());
 }
 
 TEST_F(CollSelectionTest, TheConfigurationAlwaysEndsInTheStagedAlgorithm) {
@@ -89,6 +155,12 @@ TEST_F(CollSelectionTest, TheConfigurationAlwaysEndsInTheStagedAlgorithm) {
   EXPECT_EQ(selection.ordered().back(), &staged_algorithm());
   selection.configure({"staged"});
   EXPECT_EQ(selection.ordered().size(), 1u);
+  selection.configure({"ipc"});
+  ASSERT_EQ(selection.ordered().size(), 2u);
+  EXPECT_STREQ(selection.ordered().front()->name(), "ipc");
+  EXPECT_TRUE(host_calls_announce());
+  selection.configure({"staged"});
+  EXPECT_FALSE(host_calls_announce());
 }
 
 }  // namespace

@@ -6,11 +6,14 @@
 // alike: the communicator's context (its members and their nodes, from the
 // job's node map) and the call's arguments that MPI requires to match
 // (counts and types of the same signature, op, root) - never from this
-// rank's own buffers.
+// rank's own buffers; what a rank's buffers allow it offers, and the ranks
+// agree (coll/agreement_board.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
+#include "memory/device_memory.h"
 #include "protocol/comm_context.h"
 #include "runtime/mpi_api.h"
 #include "runtime/status.h"
@@ -21,6 +24,8 @@ namespace cumpi::coll {
 // collectives are staged only (coll/staged_collectives.h).
 enum class Collective : unsigned { allreduce, reduce, bcast, allgather, alltoall, reduce_scatter_block, count };
 const char* collective_name(Collective collective);
+
+class AgreementBoard;
 
 // One call's arguments. Reductions and MPI_Bcast use send_count and
 // send_type for their count (MPI_Reduce_scatter_block's: per block) and
@@ -37,6 +42,14 @@ struct CollectiveCall {
   int root = 0;
   MPI_Comm comm{};
   MPI_Request* request = nullptr;  // null: the blocking call
+  // Where the wrapper found the buffers (memory::locate): asked once per
+  // call and buffer (DESIGN §2, rule 3).
+  memory::PointerInfo send_where;
+  memory::PointerInfo recv_where;
+  // Set by the selection for an algorithm every rank agreed on: the
+  // communicator's board and the call's number there.
+  AgreementBoard* board = nullptr;
+  std::uint64_t agreed_call = 0;
 };
 
 class Algorithm {
@@ -53,6 +66,14 @@ class Algorithm {
   // From `context` and the call's matching arguments only; `why_not` says
   // why when it declines.
   virtual bool takes(const protocol::CommContext& context, const CollectiveCall& call, std::string* why_not) const = 0;
+  // For an algorithm that cannot run beside host ranks, after takes() said
+  // yes: what this rank offers the others for the call (its buffers' IPC
+  // handles), written into `payload` (AgreementBoard::kPayloadBytes), from
+  // this rank's own buffers; false with why when it cannot.
+  virtual bool offer(const CollectiveCall&, void* /*payload*/, std::string* /*why_not*/) { return true; }
+  // An agreed algorithm's run() starts with a step every rank of the call
+  // waits for (AgreementBoard::arrive, wait_all): until then a rank still
+  // reading the agreement must not see another past the call.
   virtual Status run(const CollectiveCall& call) = 0;
 };
 

@@ -1,15 +1,21 @@
 #include "coll/selection.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bitset>
 #include <memory>
 
+#include "coll/agreement.h"
+#include "coll/ipc_algorithm.h"
 #include "coll/staged_algorithm.h"
 #include "runtime/log.h"
 
 namespace cumpi::coll {
 
 namespace {
+
+std::atomic<std::uint64_t> g_on_gpu{0};
+std::atomic<std::uint64_t> g_staged{0};
 
 // The collectives of one communicator whose choice was said already.
 class SaidChoices final : public protocol::CommState {
@@ -60,31 +66,84 @@ const char* collective_name(Collective collective) {
   return "a collective";
 }
 
+namespace {
+
+Algorithm* algorithm_named(const std::string& name) {
+  for (Algorithm* algorithm : {static_cast<Algorithm*>(&ipc_algorithm()), static_cast<Algorithm*>(&staged_algorithm())}) {
+    if (name == algorithm->name()) {
+      return algorithm;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void Selection::configure(const std::vector<std::string>& names) {
   ordered_.clear();
+  bool agreement = false;
   for (const std::string& name : names) {
-    if (name == staged_algorithm().name()) {
-      ordered_.push_back(&staged_algorithm());
+    if (Algorithm* algorithm = algorithm_named(name)) {
+      ordered_.push_back(algorithm);
+      agreement = agreement || !algorithm->runs_beside_host_ranks();
     }
   }
   if (std::find(ordered_.begin(), ordered_.end(), &staged_algorithm()) == ordered_.end()) {
     ordered_.push_back(&staged_algorithm());
   }
+  set_host_calls_announce(agreement);
 }
 
-// Until ranks agree that every buffer of a call is on a device, an
-// algorithm that cannot run beside host ranks is passed over: a rank with
-// host buffers never enters the engine to take it.
-Algorithm& Selection::choose(const protocol::CommContext& context, const CollectiveCall& call,
+namespace {
+
+// This rank's offer: the first algorithm needing agreement that takes the
+// call and can offer it (the board's payload is that algorithm's); -1 for
+// none. Why the others did not, in `why`.
+int first_offer(const std::vector<Algorithm*>& ordered, const protocol::CommContext& context, CollectiveCall* call,
+                AgreementBoard* board, std::vector<std::string>* why) {
+  int offered = -1;
+  for (std::size_t i = 0; i < ordered.size(); ++i) {
+    Algorithm* algorithm = ordered[i];
+    std::string& why_not = (*why)[i];
+    if (algorithm->runs_beside_host_ranks()) {
+      continue;
+    }
+    if (board == nullptr) {
+      why_not = call->request != nullptr ? "a nonblocking call"
+                                         : "needs every rank's buffers on a device, and this communicator has no "
+                                           "agreement board (ranks on several nodes, one rank, an "
+                                           "inter-communicator, or no shared memory)";
+    } else if (offered >= 0) {
+      why_not = "another algorithm was offered first";
+    } else if (algorithm->takes(context, *call, &why_not) && algorithm->offer(*call, board->own_payload(), &why_not)) {
+      offered = static_cast<int>(i);
+    }
+  }
+  return offered;
+}
+
+}  // namespace
+
+Algorithm& Selection::choose(const protocol::CommContext& context, CollectiveCall* call, AgreementBoard* board,
                              std::string* reasons) const {
-  for (Algorithm* algorithm : ordered_) {
-    std::string why_not;
-    if (!algorithm->runs_beside_host_ranks()) {
-      why_not = "needs every rank's buffers on a device";
-    } else if (algorithm->takes(context, call, &why_not)) {
+  std::vector<std::string> why(ordered_.size());
+  const int offered = first_offer(ordered_, context, call, board, &why);
+  unsigned agreed = 0;
+  if (board != nullptr) {
+    const unsigned offers = offered >= 0 ? 1U << offered : 0U;
+    call->board = board;
+    call->agreed_call = board->announce(offers);
+    agreed = offers != 0 ? board->agree(call->agreed_call, offers, polite_wait()) : 0U;
+  }
+  for (std::size_t i = 0; i < ordered_.size(); ++i) {
+    Algorithm* algorithm = ordered_[i];
+    if (algorithm->runs_beside_host_ranks() ? algorithm->takes(context, *call, &why[i]) : (agreed & (1U << i)) != 0) {
       return *algorithm;
     }
-    *reasons += (reasons->empty() ? "" : "; ") + std::string(algorithm->name()) + ": " + why_not;
+    if (why[i].empty()) {
+      why[i] = "not every rank could take it (host buffers, or a decline, on some rank)";
+    }
+    *reasons += (reasons->empty() ? "" : "; ") + std::string(algorithm->name()) + ": " + why[i];
   }
   return staged_algorithm();
 }
@@ -94,16 +153,25 @@ Selection& selection() {
   return *selected;
 }
 
-Status run_collective(const CollectiveCall& call) {
+Status run_collective(CollectiveCall call) {
   Status status;
   const std::shared_ptr<protocol::CommContext> context = protocol::context_of(call.comm, &status);
   if (context == nullptr) {
     return status;
   }
+  AgreementBoard* board = call.request == nullptr ? agreement_board(*context, call.comm, &status) : nullptr;
+  if (!status.is_ok()) {
+    return status;
+  }
   std::string reasons;
-  Algorithm& chosen = selection().choose(*context, call, &reasons);
+  Algorithm& chosen = selection().choose(*context, &call, board, &reasons);
   log_choice_once(*context, call, chosen, reasons);
+  (chosen.runs_beside_host_ranks() ? g_staged : g_on_gpu).fetch_add(1, std::memory_order_relaxed);
   return chosen.run(call);
+}
+
+CollectiveCounts collective_counts() {
+  return CollectiveCounts{g_on_gpu.load(std::memory_order_relaxed), g_staged.load(std::memory_order_relaxed)};
 }
 
 }  // namespace cumpi::coll

@@ -164,6 +164,18 @@ std::shared_ptr<CommContext> context_of(MPI_Comm comm, Status* status) {
   return made;
 }
 
+CommContext* kept_context_of(MPI_Comm comm, Status* status) {
+  if (comm == MPI_COMM_WORLD && g_world != nullptr) {
+    *status = Status::ok();
+    return g_world.get();
+  }
+  if (g_keyval == MPI_KEYVAL_INVALID) {
+    *status = Status::ok();
+    return nullptr;
+  }
+  return context_of(comm, status).get();  // the attribute keeps it alive
+}
+
 int world_rank_of(MPI_Comm comm, int rank) {
   if (comm == MPI_COMM_WORLD) {
     return rank;

@@ -48,7 +48,14 @@ class CommContext {
   // An algorithm's state by its name; null until set.
   CommState* state(const std::string& name) const;
   void set_state(const std::string& name, std::unique_ptr<CommState> state);
-  void release_states() { states_.clear(); }
+  // The collective layer's own state (its agreement board), asked on every
+  // collective call, so kept apart from the named ones: null until set.
+  CommState* collective_state() const { return collective_.get(); }
+  void set_collective_state(std::unique_ptr<CommState> state) { collective_ = std::move(state); }
+  void release_states() {
+    states_.clear();
+    collective_.reset();
+  }
 
  private:
   std::vector<int> peers_;
@@ -56,12 +63,17 @@ class CommContext {
   bool inter_ = false;
   int nodes_ = 0;
   std::map<std::string, std::unique_ptr<CommState>> states_;
+  std::unique_ptr<CommState> collective_;
 };
 
 // The context of `comm`, made on first use; null with the MPI error in
 // *status when the communicator's groups cannot be read (MPI_COMM_NULL, a
 // freed handle).
 std::shared_ptr<CommContext> context_of(MPI_Comm comm, Status* status);
+// The same without a reference taken, for a call that uses the context only
+// while it runs (the communicator cannot be freed meanwhile); null also
+// before MPI_Init and after MPI_Finalize, when contexts are not kept.
+CommContext* kept_context_of(MPI_Comm comm, Status* status);
 // The world rank of `rank` in comm (of its remote group for an
 // inter-communicator); -1 when it cannot be told.
 int world_rank_of(MPI_Comm comm, int rank);

@@ -27,6 +27,9 @@ struct OpenMpiHandles {
 };
 // Resolved from the MPI library once it is loaded; null members before.
 const OpenMpiHandles& open_mpi_handles();
+// Any other predefined object by its symbol (ompi_mpi_float...); null when
+// the library lacks it (Fortran types in a build without Fortran).
+void* open_mpi_object(const char* symbol);
 }  // namespace cumpi::detail
 
 #undef MPI_COMM_WORLD

@@ -84,6 +84,11 @@ void* handle_object(void* library, const char* name) {
 
 }  // namespace
 
+void* open_mpi_object(const char* symbol) {
+  void* library = mpi_library_handle();
+  return library == nullptr ? nullptr : handle_object(library, symbol);
+}
+
 const OpenMpiHandles& open_mpi_handles() {
   static OpenMpiHandles handles;
   static std::atomic<bool> resolved{false};

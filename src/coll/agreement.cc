@@ -1,0 +1,93 @@
+#include "coll/agreement.h"
+
+#include <memory>
+#include <thread>
+
+#include "protocol/progress.h"
+#include "runtime/engine_lock.h"
+#include "runtime/log.h"
+#include "runtime/real_mpi.h"
+
+namespace cumpi::coll {
+
+namespace {
+
+// The collective layer's state of one communicator.
+class CollectiveState final : public protocol::CommState {
+ public:
+  bool decided = false;  // whether the board was made, or found impossible
+  std::unique_ptr<AgreementBoard> board;
+};
+
+bool may_have_board(const protocol::CommContext& context) {
+  return !context.inter() && context.all_on_one_node() && context.size() >= 2;
+}
+
+CollectiveState& state_of(protocol::CommContext& context) {
+  auto* state = static_cast<CollectiveState*>(context.collective_state());
+  if (state == nullptr) {
+    auto made = std::make_unique<CollectiveState>();
+    state = made.get();
+    context.set_collective_state(std::move(made));
+  }
+  return *state;
+}
+
+}  // namespace
+
+void set_host_calls_announce(bool on) { g_host_calls_announce.store(on, std::memory_order_relaxed); }
+
+AgreementBoard* agreement_board(protocol::CommContext& context, MPI_Comm comm, Status* status) {
+  *status = Status::ok();
+  if (!host_calls_announce()) {
+    return nullptr;
+  }
+  CollectiveState& state = state_of(context);
+  if (state.decided) {
+    return state.board.get();
+  }
+  state.decided = true;
+  if (!may_have_board(context)) {
+    return nullptr;
+  }
+  int rank = 0;
+  const int rc = real_mpi().Comm_rank(comm, &rank);
+  if (rc != MPI_SUCCESS) {
+    *status = Status::mpi(rc);
+    return nullptr;
+  }
+  *status = AgreementBoard::create(comm, rank, context.size(), &state.board);
+  CUMPI_LOG(debug, "agreement board of a communicator of %d ranks: %s", context.size(),
+            state.board != nullptr ? "made" : "none");
+  return state.board.get();
+}
+
+AgreementBoard::WaitHook polite_wait() {
+  constexpr unsigned kSpins = 256;
+  return [polls = 0U]() mutable {
+    if (++polls < kSpins) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      return;
+    }
+    protocol::progress_now_and_then();
+    runtime::yield_engine();
+    std::this_thread::yield();
+  };
+}
+
+void announce_host_call(MPI_Comm comm) {
+  const runtime::EngineEntry entry;
+  Status status;
+  protocol::CommContext* context = protocol::kept_context_of(comm, &status);
+  if (context == nullptr) {
+    return;
+  }
+  AgreementBoard* board = agreement_board(*context, comm, &status);
+  if (board != nullptr) {
+    board->announce(0);
+  }
+}
+
+}  // namespace cumpi::coll

@@ -1,0 +1,97 @@
+// The agreement board of one communicator whose ranks share a node (DESIGN
+// §5): a page of shared memory with a slot per rank, through which the
+// ranks agree, call by call, whether every one of them can take a GPU
+// algorithm, and then step through it together.
+//
+// Every rank, whatever its buffers, announces each blocking collective the
+// seam takes (coll/algorithm.h) on such a communicator, in the order MPI
+// makes every rank call them: a rank with host buffers announces "nothing
+// offered" with one store and goes on to the MPI library's own collective
+// without waiting. A rank that offers a GPU algorithm waits until every rank
+// announced the same call: if all offered it, they run it; if any did not,
+// all of them take the staged path (which is the MPI library's collective
+// too), so ranks with host buffers never wait for a GPU algorithm that
+// cannot come.
+//
+// A slot's progress word counts (call, step) pairs and only grows. A rank
+// seen past the call at its announcement is one that left it without the
+// GPU algorithm (which cannot finish without every rank): it offered
+// nothing. A rank that cannot go on at some step records the call as
+// failed in its slot, where every rank sees it at that step and after.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "runtime/mpi_api.h"
+#include "runtime/status.h"
+
+namespace cumpi::coll {
+
+class AgreementBoard {
+ public:
+  static constexpr std::size_t kPayloadBytes = 448;
+  // Steps of one call after its announcement (1..kSteps).
+  static constexpr unsigned kSteps = 6;
+
+  // Collective over `comm` (an intra-communicator of `size` ranks of one
+  // node): every rank at the same collective call. *out stays null when
+  // shared memory could not be had on some rank; every rank then knows it.
+  static Status create(MPI_Comm comm, int rank, int size, std::unique_ptr<AgreementBoard>* out);
+  // A board over memory the caller holds, zeroed, of bytes_for(size) bytes
+  // (unit tests: threads as ranks). Every rank attaches before any announces.
+  static std::size_t bytes_for(int size);
+  static std::unique_ptr<AgreementBoard> attach(void* memory, int rank, int size);
+  ~AgreementBoard();
+  AgreementBoard(const AgreementBoard&) = delete;
+  AgreementBoard& operator=(const AgreementBoard&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int pid_of(int rank) const;
+
+  // This rank's payload for the call it announces next (an algorithm's
+  // offer: its buffers' IPC handles); another rank's, for the call it
+  // announced. A payload stays until its rank announces again, which it
+  // does only after the call is over for every rank.
+  void* own_payload();
+  const void* payload_of(int rank) const;
+
+  // Announces this rank's next call with the algorithms it offers (a bit
+  // per algorithm; 0 for none, as from a rank with host buffers); returns
+  // the call's number.
+  std::uint64_t announce(unsigned offers);
+
+  // Between the polls of a wait: what lets other work go on (progress, the
+  // engine's lock, the CPU).
+  using WaitHook = std::function<void()>;
+
+  // After announcing `call` with offers: the offers every rank made (their
+  // intersection), once every rank announced it, or 0 as soon as one rank
+  // shows it offered none of them.
+  unsigned agree(std::uint64_t call, unsigned offers, const WaitHook& between_polls) const;
+  // Step `step` of `call`: this rank is there (`ok` false: it cannot go on).
+  void arrive(std::uint64_t call, unsigned step, bool ok);
+  // Until every rank arrived at `step` of `call` (or went past it); whether
+  // none recorded the call as failed.
+  bool wait_all(std::uint64_t call, unsigned step, const WaitHook& between_polls) const;
+
+ private:
+  struct Slot;
+  AgreementBoard(void* memory, std::size_t bytes, int rank, int size, bool owned);
+  void initialise_own_slot();
+  Slot& slot(int rank) const;
+  static std::uint64_t progress_of(std::uint64_t call, unsigned step);
+
+  void* memory_;
+  std::size_t bytes_;
+  int rank_;
+  int size_;
+  bool owned_;               // mapped by create(), unmapped with the board
+  std::uint64_t calls_ = 0;  // announced so far by this rank
+};
+
+}  // namespace cumpi::coll
