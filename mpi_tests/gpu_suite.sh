@@ -37,6 +37,7 @@ launch() {  # launch RANKS TIMEOUT PROGRAM ARGS...
 }
 
 staged() { CUMPI_TRANSPORTS=staged "$@"; }
+coll_staged() { CUMPI_COLL=staged "$@"; }
 # with_mps COMMAND...: runs COMMAND with an MPS control daemon of its own
 # (private pipe and log folders), stopped afterwards. Ranks that share a GPU
 # share one context under MPS instead of taking turns on the GPU.
@@ -53,7 +54,7 @@ with_mps() {
   return $rc
 }
 has_mps() { command -v nvidia-cuda-mps-control > /dev/null && [ -z "${SUITE_LIBRARY:-}" ]; }
-parts=${SUITE_PARTS:-all}  # tests, bench, hostpath, multigpu (2+ GPUs) or all
+parts=${SUITE_PARTS:-all}  # tests, coll, collbench, bench, hostpath, multigpu (2+ GPUs) or all
 
 if [ "$parts" = all ] || [ "$parts" = tests ]; then
 for ranks in 2 4; do
@@ -98,6 +99,31 @@ if has_mps; then
   step p2p_matrix_np4_mps with_mps launch 4 300 "$build/mpi_tests/p2p_matrix" --sizes 0,255,256,8192,1048576,67108864
 fi
 fi
+# GPU collectives against the MPI library's own on host buffers: 2, 3, 4
+# and 8 ranks on the GPUs there are, under MPS where it exists.
+if [ "$parts" = all ] || [ "$parts" = tests ] || [ "$parts" = coll ]; then
+  mps=
+  if has_mps; then mps=with_mps; fi
+  step device_collectives_np2 $mps launch 2 300 "$build/mpi_tests/device_collectives" --large
+  step device_collectives_np3 $mps launch 3 300 "$build/mpi_tests/device_collectives" --cycles 300
+  step device_collectives_np4 $mps launch 4 400 "$build/mpi_tests/device_collectives" --large
+  step device_collectives_np8 $mps launch 8 400 "$build/mpi_tests/device_collectives" --cycles 100
+  step device_collectives_np4_staged $mps coll_staged launch 4 300 "$build/mpi_tests/device_collectives" \
+    --cycles 100
+  step device_collectives_np4_no_mps launch 4 300 "$build/mpi_tests/device_collectives" --cycles 100
+  step collectives_np4_coll $mps launch 4 150 "$build/mpi_tests/collectives"
+fi
+# The GPU collectives' speed beside the staged path and host buffers.
+if [ "$parts" = all ] || [ "$parts" = collbench ]; then
+  mps=
+  if has_mps; then mps=with_mps; fi
+  for ranks in 4 2 8; do
+    step "coll_bench_np$ranks" $mps launch "$ranks" 400 "$build/mpi_tests/coll_bench" \
+      --max "${COLL_BENCH_MAX:-268435456}" --csv "$out/coll_bench_np$ranks.csv"
+    echo "--- collectives, $ranks ranks"
+    grep -v '^measured' "$out/coll_bench_np$ranks.log"
+  done
+fi
 # Ranks on distinct GPUs (rank -> GPU by local rank): peer IPC over NVLink,
 # then each rank seeing its own GPU only, where IPC must decline.
 gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
@@ -130,7 +156,8 @@ if [ "$parts" = all ] || [ "$parts" = hostpath ]; then
   echo "--- host path"
   cat "$out/host_path.log"
 fi
-if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ]; then
+if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ] && [ "$parts" != coll ] &&
+  [ "$parts" != collbench ]; then
 step benchmark env CUMPI_LOG=info CUMPI_STATS=1 "$here/run_launched.sh" mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
 step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
 if has_mps; then
@@ -150,7 +177,8 @@ if [ -x "$build/mpi_tests/small_copy_floors" ]; then
   step small_copy_floors "$build/mpi_tests/small_copy_floors" --bytes 8
 fi
 fi
-if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ]; then
+if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ] && [ "$parts" != coll ] &&
+  [ "$parts" != collbench ]; then
   echo "--- benchmark"
   cat "$out/benchmark.log" 2> /dev/null
   if [ -f "$out/benchmark_mps.log" ]; then

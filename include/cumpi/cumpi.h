@@ -50,6 +50,32 @@ struct cumpi_comm_context_info {
 /** @brief Fills `info`; returns 0. */
 CUMPI_PUBLIC int cumpi_get_comm_context_info(struct cumpi_comm_context_info* info);
 
+/**
+ * @brief Collectives on device buffers so far (blocking and nonblocking
+ *        calls of the collective seam: Allreduce, Reduce, Bcast, Allgather,
+ *        Alltoall, Reduce_scatter_block) and the agreement boards behind
+ *        the GPU algorithms.
+ */
+struct cumpi_coll_info {
+  size_t on_gpu;          /**< calls run by a GPU algorithm every rank agreed on (ipc) */
+  size_t staged;          /**< calls run by the staged algorithm */
+  size_t boards_made;     /**< agreement boards made (one per communicator of one node that used the seam) */
+  size_t boards_released; /**< boards released with their communicators */
+};
+
+/** @brief Fills `info`; returns 0. */
+CUMPI_PUBLIC int cumpi_get_coll_info(struct cumpi_coll_info* info);
+
+/**
+ * @brief Replaces CUMPI_COLL's list of collective algorithms (same syntax,
+ *        e.g. "staged" or "ipc,staged") for the calls that follow.
+ *
+ * Every rank of the job must make the same call at the same point of its
+ * sequence of collectives (benchmarks compare algorithms in one run so).
+ * @return 0, or -1 for a list with an unknown name (nothing changes then).
+ */
+CUMPI_PUBLIC int cumpi_set_coll(const char* algorithms);
+
 #ifdef __cplusplus
 }
 #endif

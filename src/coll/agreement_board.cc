@@ -32,6 +32,9 @@ namespace {
 
 constexpr std::size_t kNameBytes = 64;
 
+std::atomic<std::uint64_t> g_boards_made{0};
+std::atomic<std::uint64_t> g_boards_released{0};
+
 std::string board_name() {
   static std::atomic<unsigned> made{0};
   char name[kNameBytes];
@@ -83,12 +86,19 @@ void* open_segment(std::size_t bytes, const char* name) {
 }  // namespace
 
 AgreementBoard::AgreementBoard(void* memory, std::size_t bytes, int rank, int size, bool owned)
-    : memory_(memory), bytes_(bytes), rank_(rank), size_(size), owned_(owned) {}
+    : memory_(memory), bytes_(bytes), rank_(rank), size_(size), owned_(owned) {
+  g_boards_made.fetch_add(1, std::memory_order_relaxed);
+}
 
 AgreementBoard::~AgreementBoard() {
   if (owned_) {
     munmap(memory_, bytes_);
   }
+  g_boards_released.fetch_add(1, std::memory_order_relaxed);
+}
+
+BoardCounts board_counts() {
+  return BoardCounts{g_boards_made.load(std::memory_order_relaxed), g_boards_released.load(std::memory_order_relaxed)};
 }
 
 std::size_t AgreementBoard::bytes_for(int size) { return sizeof(Slot) * static_cast<std::size_t>(size); }

@@ -94,4 +94,11 @@ class AgreementBoard {
   std::uint64_t calls_ = 0;  // announced so far by this rank
 };
 
+// Boards made and released so far in this process (cumpi_get_coll_info).
+struct BoardCounts {
+  std::uint64_t made = 0;
+  std::uint64_t released = 0;
+};
+BoardCounts board_counts();
+
 }  // namespace cumpi::coll
