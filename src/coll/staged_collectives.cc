@@ -31,7 +31,21 @@ struct Geometry {
   // Copy the receive bytes to host first: they are input (MPI_IN_PLACE) or
   // the span has bytes MPI does not write (holes, gaps between blocks).
   bool preserve_receive = false;
+  // The wrapper's answers for the buffers; null: located here.
+  const memory::PointerInfo* send_where = nullptr;
+  const memory::PointerInfo* receive_where = nullptr;
 };
+
+void use_located(const Located* located, Geometry* geometry) {
+  if (located != nullptr) {
+    geometry->send_where = &located->send;
+    geometry->receive_where = &located->receive;
+  }
+}
+
+memory::PointerInfo where_of(const void* buffer, ByteSpan span, const memory::PointerInfo* known) {
+  return known != nullptr ? *known : memory::locate_span(buffer, span);
+}
 
 // A rank's part in a rooted collective.
 struct Rooted {
@@ -82,7 +96,8 @@ Status stage(const void* sendbuf, void* recvbuf, const Geometry& geometry, Stage
   Status status;
   if (geometry.send_used && !in_place(sendbuf)) {
     status =
-        StagedBuffer::for_reading(sendbuf, geometry.send, memory::locate_span(sendbuf, geometry.send), &staged->send);
+        StagedBuffer::for_reading(sendbuf, geometry.send, where_of(sendbuf, geometry.send, geometry.send_where),
+                                  &staged->send);
   } else {
     staged->send = StagedBuffer::unchanged(sendbuf);
   }
@@ -90,7 +105,8 @@ Status stage(const void* sendbuf, void* recvbuf, const Geometry& geometry, Stage
     return status;
   }
   if (geometry.receive_used) {
-    return StagedBuffer::for_writing(recvbuf, geometry.receive, memory::locate_span(recvbuf, geometry.receive),
+    return StagedBuffer::for_writing(recvbuf, geometry.receive,
+                                     where_of(recvbuf, geometry.receive, geometry.receive_where),
                                      geometry.preserve_receive, &staged->receive);
   }
   staged->receive = StagedBuffer::unchanged(recvbuf);
@@ -244,12 +260,13 @@ Status neighbours_of(MPI_Comm comm, Neighbours* out) {
 }  // namespace
 
 Status allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                 MPI_Request* request) {
+                 MPI_Request* request, const Located* located) {
   Geometry geometry;
   Status status = symmetric_geometry(sendbuf, count, type, &geometry);
   if (!status.is_ok()) {
     return status;
   }
+  use_located(located, &geometry);
   return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     return inner == nullptr ? real_mpi().Allreduce(s, r, count, type, op, comm)
                             : real_mpi().Iallreduce(s, r, count, type, op, comm, inner);
@@ -285,7 +302,7 @@ Status exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
 }
 
 Status reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-              MPI_Request* request) {
+              MPI_Request* request, const Located* located) {
   Geometry geometry;
   Rooted role;
   Status status = symmetric_geometry(sendbuf, count, type, &geometry);
@@ -295,13 +312,15 @@ Status reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   }
   geometry.send_used = role.member;
   geometry.receive_used = role.holds_root_data;
+  use_located(located, &geometry);
   return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     return inner == nullptr ? real_mpi().Reduce(s, r, count, type, op, root, comm)
                             : real_mpi().Ireduce(s, r, count, type, op, root, comm, inner);
   });
 }
 
-Status bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
+Status bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request,
+             const Located* located) {
   TypeLayout layout;
   Rooted role;
   Status status = layout_of(type, &layout);
@@ -316,6 +335,10 @@ Status bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, M
   geometry.receive_used = role.member && !role.holds_root_data;
   geometry.preserve_receive = !memory::fills_span(layout, count, geometry.receive);
   // One buffer: the root's is read, every other rank's written.
+  if (located != nullptr) {
+    geometry.send_where = &located->receive;  // one buffer, read at the root
+    geometry.receive_where = &located->receive;
+  }
   return run(comm, buf, buf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     void* data = role.holds_root_data ? const_cast<void*>(s) : r;
     return inner == nullptr ? real_mpi().Bcast(data, count, type, root, comm)
@@ -324,12 +347,13 @@ Status bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, M
 }
 
 Status allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, const Located* located) {
   Geometry geometry;
   Status status = gathered_geometry(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, &geometry);
   if (!status.is_ok()) {
     return status;
   }
+  use_located(located, &geometry);
   return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     return inner == nullptr ? real_mpi().Allgather(s, sendcount, sendtype, r, recvcount, recvtype, comm)
                             : real_mpi().Iallgather(s, sendcount, sendtype, r, recvcount, recvtype, comm, inner);
@@ -337,7 +361,7 @@ Status allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 }
 
 Status alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, const Located* located) {
   Geometry geometry;
   Status status = gathered_geometry(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, &geometry);
   TypeLayout send_layout;
@@ -348,6 +372,7 @@ Status alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
     return status;
   }
   geometry.send = memory::span_of_uniform_blocks(send_layout, peers, sendcount);
+  use_located(located, &geometry);
   return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     return inner == nullptr ? real_mpi().Alltoall(s, sendcount, sendtype, r, recvcount, recvtype, comm)
                             : real_mpi().Ialltoall(s, sendcount, sendtype, r, recvcount, recvtype, comm, inner);
@@ -549,7 +574,7 @@ Status reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[]
 }
 
 Status reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm, MPI_Request* request) {
+                            MPI_Comm comm, MPI_Request* request, const Located* located) {
   TypeLayout layout;
   int size = 0;
   Status status = layout_of(type, &layout);
@@ -565,6 +590,7 @@ Status reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, M
   geometry.receive = memory::span_of(layout, received);
   geometry.receive_used = true;
   geometry.preserve_receive = in_place(sendbuf) || !memory::fills_span(layout, received, geometry.receive);
+  use_located(located, &geometry);
   return run(comm, sendbuf, recvbuf, geometry, request, [&](const void* s, void* r, MPI_Request* inner) {
     return inner == nullptr ? real_mpi().Reduce_scatter_block(s, r, recvcount, type, op, comm)
                             : real_mpi().Ireduce_scatter_block(s, r, recvcount, type, op, comm, inner);

@@ -6,20 +6,30 @@
 // completes.
 #pragma once
 
+#include "memory/device_memory.h"
 #include "runtime/mpi_api.h"
 #include "runtime/status.h"
 
 namespace cumpi::coll {
 
+// Where the wrapper found a call's buffers (memory::locate: the owner of
+// the first byte touched), so that staging asks the driver no more (DESIGN
+// §2, rule 3). Without it each staged span is located afresh.
+struct Located {
+  memory::PointerInfo send;
+  memory::PointerInfo receive;  // MPI_Bcast's one buffer
+};
+
 Status allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                 MPI_Request* request);
+                 MPI_Request* request, const Located* located = nullptr);
 Status reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-              MPI_Request* request);
-Status bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request);
+              MPI_Request* request, const Located* located = nullptr);
+Status bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request,
+             const Located* located = nullptr);
 Status allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, const Located* located = nullptr);
 Status alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request, const Located* located = nullptr);
 Status allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
 Status alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
@@ -39,7 +49,7 @@ Status scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
 Status reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
                       MPI_Comm comm, MPI_Request* request);
 Status reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
-                            MPI_Comm comm, MPI_Request* request);
+                            MPI_Comm comm, MPI_Request* request, const Located* located = nullptr);
 Status scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
             MPI_Request* request);
 Status exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
