@@ -6,7 +6,7 @@
 // Prints a table (the slowest rank's time per call); --csv FILE writes it.
 //
 //   mpirun -np 4 -x LD_PRELOAD=libcumpi.so coll_bench [--max BYTES] [--factor F]
-//       [--collectives allreduce,bcast,allgather,reduce] [--csv FILE]
+//       [--collectives allreduce,bcast,allgather,reduce] [--iterations MOST] [--csv FILE]
 #include <dlfcn.h>
 #include <mpi.h>
 
@@ -30,6 +30,7 @@ struct Settings {
   std::size_t factor = 4;
   std::vector<std::string> collectives{"allreduce", "bcast", "allgather", "reduce"};
   std::string csv;
+  long most_iterations = 0;  // 0: as many as the size calls for
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -55,6 +56,8 @@ Settings parse(int argc, char** argv) {
       settings.factor = std::max<std::size_t>(2, std::strtoull(value, nullptr, 10));
     else if (flag == "--collectives")
       settings.collectives = split(value);
+    else if (flag == "--iterations")
+      settings.most_iterations = std::strtol(value, nullptr, 10);
     else if (flag == "--csv")
       settings.csv = value;
   }
@@ -154,7 +157,8 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const std::string& collective : settings.collectives) {
     for (std::size_t bytes = 8; bytes <= settings.max_bytes; bytes *= settings.factor) {
-      const long iterations = iterations_for(bytes * (collective == "allgather" ? static_cast<std::size_t>(size) : 1));
+      long iterations = iterations_for(bytes * (collective == "allgather" ? static_cast<std::size_t>(size) : 1));
+      if (settings.most_iterations > 0) iterations = std::min(iterations, settings.most_iterations);
       for (const char* route : {"ipc", "staged", "host"}) {
         const bool host = std::strcmp(route, "host") == 0;
         if (!host && !set_algorithms(route)) continue;
