@@ -6,7 +6,7 @@
 // Prints a table (the slowest rank's time per call); --csv FILE writes it.
 //
 //   mpirun -np 4 -x LD_PRELOAD=libcumpi.so coll_bench [--max BYTES] [--factor F]
-//       [--collectives allreduce,bcast,allgather,reduce] [--iterations MOST] [--csv FILE]
+//       [--collectives allreduce,bcast,allgather,reduce] [--iterations N] [--csv FILE]
 #include <dlfcn.h>
 #include <mpi.h>
 
@@ -30,7 +30,7 @@ struct Settings {
   std::size_t factor = 4;
   std::vector<std::string> collectives{"allreduce", "bcast", "allgather", "reduce"};
   std::string csv;
-  long most_iterations = 0;  // 0: as many as the size calls for
+  long iterations = 0;  // 0: scaled with the size
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -57,7 +57,7 @@ Settings parse(int argc, char** argv) {
     else if (flag == "--collectives")
       settings.collectives = split(value);
     else if (flag == "--iterations")
-      settings.most_iterations = std::strtol(value, nullptr, 10);
+      settings.iterations = std::strtol(value, nullptr, 10);
     else if (flag == "--csv")
       settings.csv = value;
   }
@@ -71,7 +71,8 @@ bool set_algorithms(const char* names) {
   return function != nullptr && function(names) == 0;
 }
 
-long iterations_for(std::size_t bytes) {
+long iterations_for(const Settings& settings, std::size_t bytes) {
+  if (settings.iterations > 0) return settings.iterations;
   if (bytes <= 65536) return 2000;
   if (bytes <= (1u << 20)) return 300;
   if (bytes <= (16u << 20)) return 40;
@@ -157,8 +158,8 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const std::string& collective : settings.collectives) {
     for (std::size_t bytes = 8; bytes <= settings.max_bytes; bytes *= settings.factor) {
-      long iterations = iterations_for(bytes * (collective == "allgather" ? static_cast<std::size_t>(size) : 1));
-      if (settings.most_iterations > 0) iterations = std::min(iterations, settings.most_iterations);
+      const long iterations =
+          iterations_for(settings, bytes * (collective == "allgather" ? static_cast<std::size_t>(size) : 1));
       for (const char* route : {"ipc", "staged", "host"}) {
         const bool host = std::strcmp(route, "host") == 0;
         if (!host && !set_algorithms(route)) continue;
