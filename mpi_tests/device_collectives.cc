@@ -31,7 +31,7 @@ int g_size = 0;
 
 // cumpi's counters, when cumpi is there (the test also runs without it).
 struct CollInfo {
-  std::size_t on_gpu, staged, boards_made, boards_released;
+  std::size_t on_gpu, staged, boards_made, boards_released, nccl_made, nccl_destroyed;
 };
 CollInfo coll_info() {
   using Function = int (*)(CollInfo*);

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "coll/agreement_board.h"
+#include "coll/nccl_algorithm.h"
 #include "coll/selection.h"
 #include "protocol/comm_context.h"
 #include "runtime/config.h"
@@ -40,6 +41,9 @@ int cumpi_get_coll_info(struct cumpi_coll_info* info) {
   info->staged = calls.staged;
   info->boards_made = boards.made;
   info->boards_released = boards.released;
+  const cumpi::coll::NcclCounts nccl = cumpi::coll::nccl_counts();
+  info->nccl_made = nccl.made;
+  info->nccl_destroyed = nccl.destroyed;
   return 0;
 }
 

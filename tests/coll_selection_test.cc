@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -148,6 +149,58 @@ TEST_F(CollSelectionTest, OneRankWithoutTheOfferSendsEveryRankToTheStagedAlgorit
   for (const Algorithm* chosen : choices_of_two(both, one_node(), 50)) EXPECT_EQ(chosen, &staged_algorithm());
 }
 
+// Needs agreement; offers `marker` in its region of the payload, and after
+// the offers accepts only where `accepting` and every rank's region holds
+// `base` or `base + 1` (rank 0's and rank 1's markers: it sees its own
+// region of every rank's payload).
+class RegionAlgorithm final : public Algorithm {
+ public:
+  RegionAlgorithm(const char* name, std::size_t bytes, unsigned char base, int rank, bool accepting)
+      : name_(name), bytes_(bytes), base_(base), marker_(static_cast<unsigned char>(base + rank)),
+        accepting_(accepting) {}
+  const char* name() const override { return name_; }
+  bool runs_beside_host_ranks() const override { return false; }
+  bool takes(const protocol::CommContext&, const CollectiveCall&, std::string*) const override { return true; }
+  std::size_t offer_bytes() const override { return bytes_; }
+  bool offer(const CollectiveCall&, void* payload, std::string*) override {
+    std::memset(payload, marker_, bytes_);
+    return true;
+  }
+  bool accepts(const CollectiveCall& call, std::string* why_not) const override {
+    for (int r = 0; r < call.board->size(); ++r) {
+      const auto* region = static_cast<const unsigned char*>(call.board->payload_of(r)) + call.payload_offset;
+      for (std::size_t i = 0; i < bytes_; ++i) {
+        if (region[i] != base_ && region[i] != static_cast<unsigned char>(base_ + 1)) {
+          *why_not = "another algorithm's bytes in its region";
+          return false;
+        }
+      }
+    }
+    if (!accepting_) *why_not = "the offers do not allow it";
+    return accepting_;
+  }
+  Status run(const CollectiveCall&) override { return Status::ok(); }
+
+ private:
+  const char* name_;
+  std::size_t bytes_;
+  unsigned char base_;
+  unsigned char marker_;
+  bool accepting_;
+};
+
+TEST_F(CollSelectionTest, EveryRankTakesTheFirstAlgorithmTheOffersTogetherAllow) {
+  // Rank 0 offers markers 'a' and 'x', rank 1 'b' and 'y': each algorithm
+  // must read its own region of both payloads, and the first declines after
+  // the offers.
+  RegionAlgorithm refusing[2] = {{"refusing", 24, 'a', 0, false}, {"refusing", 24, 'a', 1, false}};
+  RegionAlgorithm accepting[2] = {{"accepting", 40, 'x', 0, true}, {"accepting", 40, 'x', 1, true}};
+  Selection selections[2];
+  for (int rank = 0; rank < 2; ++rank) selections[rank].use({&refusing[rank], &accepting[rank], &staged_algorithm()});
+  const Selection* const both[2] = {&selections[0], &selections[1]};
+  for (const Algorithm* chosen : choices_of_two(both, one_node(), 20)) EXPECT_STREQ(chosen->name(), "accepting");
+}
+
 TEST_F(CollSelectionTest, TheConfigurationAlwaysEndsInTheStagedAlgorithm) {
   Selection selection;
   selection.configure({});
@@ -158,6 +211,9 @@ TEST_F(CollSelectionTest, TheConfigurationAlwaysEndsInTheStagedAlgorithm) {
   selection.configure({"ipc"});
   ASSERT_EQ(selection.ordered().size(), 2u);
   EXPECT_STREQ(selection.ordered().front()->name(), "ipc");
+  selection.configure({"nccl", "ipc"});
+  ASSERT_EQ(selection.ordered().size(), 3u);
+  EXPECT_STREQ(selection.ordered().front()->name(), "nccl");
   EXPECT_TRUE(host_calls_announce());
   selection.configure({"staged"});
   EXPECT_FALSE(host_calls_announce());

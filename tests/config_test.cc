@@ -60,7 +60,10 @@ TEST(ConfigParsing, CollectiveAlgorithmsAreAnOrderedListThatEndsInTheStagedOne) 
   const auto staged = parse_coll_algorithms("staged");
   ASSERT_TRUE(staged.has_value());
   EXPECT_EQ(staged->names, std::vector<std::string>{"staged"});
-  EXPECT_FALSE(parse_coll_algorithms("nccl").has_value());  // not built yet
+  const auto all = parse_coll_algorithms("nccl,ipc");
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->names, (std::vector<std::string>{"nccl", "ipc", "staged"}));
+  EXPECT_FALSE(parse_coll_algorithms("hier").has_value());
   EXPECT_FALSE(parse_coll_algorithms("staged,staged").has_value());
   EXPECT_FALSE(parse_coll_algorithms("").has_value());
 }

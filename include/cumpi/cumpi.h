@@ -57,10 +57,12 @@ CUMPI_PUBLIC int cumpi_get_comm_context_info(struct cumpi_comm_context_info* inf
  *        the GPU algorithms.
  */
 struct cumpi_coll_info {
-  size_t on_gpu;          /**< calls run by a GPU algorithm every rank agreed on (ipc) */
+  size_t on_gpu;          /**< calls run by a GPU algorithm every rank agreed on (nccl, ipc) */
   size_t staged;          /**< calls run by the staged algorithm */
   size_t boards_made;     /**< agreement boards made (one per communicator of one node that used the seam) */
   size_t boards_released; /**< boards released with their communicators */
+  size_t nccl_made;       /**< NCCL communicators made (at the first nccl call on a communicator) */
+  size_t nccl_destroyed;  /**< NCCL communicators destroyed with their communicators */
 };
 
 /** @brief Fills `info`; returns 0. */

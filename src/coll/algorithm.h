@@ -10,6 +10,7 @@
 // agree (coll/agreement_board.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -50,6 +51,8 @@ struct CollectiveCall {
   // communicator's board and the call's number there.
   AgreementBoard* board = nullptr;
   std::uint64_t agreed_call = 0;
+  // Where the chosen algorithm's offer lies in every rank's board payload.
+  std::size_t payload_offset = 0;
 };
 
 class Algorithm {
@@ -68,9 +71,15 @@ class Algorithm {
   virtual bool takes(const protocol::CommContext& context, const CollectiveCall& call, std::string* why_not) const = 0;
   // For an algorithm that cannot run beside host ranks, after takes() said
   // yes: what this rank offers the others for the call (its buffers' IPC
-  // handles), written into `payload` (AgreementBoard::kPayloadBytes), from
-  // this rank's own buffers; false with why when it cannot.
+  // handles, its GPU), written into `payload` (offer_bytes() of this
+  // rank's board payload, the algorithm's own region), from this rank's own
+  // buffers; false with why when it cannot.
+  virtual std::size_t offer_bytes() const { return 0; }
   virtual bool offer(const CollectiveCall&, void* /*payload*/, std::string* /*why_not*/) { return true; }
+  // After every rank offered it: whether the offers together allow it,
+  // decided from every rank's region of the board (call.payload_offset)
+  // only, so that every rank decides alike (nccl: one GPU per rank).
+  virtual bool accepts(const CollectiveCall& /*call*/, std::string* /*why_not*/) const { return true; }
   // An agreed algorithm's run() starts with a step every rank of the call
   // waits for (AgreementBoard::arrive, wait_all): until then a rank still
   // reading the agreement must not see another past the call.

@@ -6,11 +6,14 @@
 
 #include "coll/agreement.h"
 #include "coll/agreement_board.h"
+#include "coll/device_plan.h"
 #include "coll/reduction_type.h"
 #include "coll/staged_algorithm.h"
 #include "memory/classifier.h"
 #include "memory/copy_engine.h"
 #include "memory/datatype_layout.h"
+#include "runtime/config.h"
+#include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "transport/cuda_ipc/ipc_cache.h"
 #include "transport/cuda_ipc/ipc_driver.h"
@@ -35,182 +38,22 @@ struct IpcOffer {
 };
 static_assert(sizeof(IpcOffer) <= AgreementBoard::kPayloadBytes, "the offer fits the board's payload");
 
-enum class Shape { one_shot, chunked, root_reduces, root_copies, gather_blocks, exchange_blocks, scatter_reduce };
+}  // namespace
 
-// One rank's part of a call, in bytes.
-struct Plan {
-  Shape shape = Shape::one_shot;
-  const void* input = nullptr;  // exposed; null: this rank exposes none
-  std::size_t input_bytes = 0;
-  const memory::PointerInfo* input_where = nullptr;
-  void* output = nullptr;  // written by this rank; null: none
-  std::size_t output_bytes = 0;
-  const memory::PointerInfo* output_where = nullptr;
-  bool expose_output = false;
-  memory::ReductionType element = memory::ReductionType::int32;
-  memory::ReductionOp op = memory::ReductionOp::sum;
-  std::size_t elements = 0;     // reductions: of one vector (a block's for Reduce_scatter_block)
-  std::size_t block_bytes = 0;  // Bcast: the whole; Allgather, Alltoall: a rank's block
-  int root = 0;
-  int rank = 0;
-  int size = 0;
-};
+std::size_t IpcAlgorithm::offer_bytes() const { return sizeof(IpcOffer); }
 
-bool is_reduction(Collective collective) {
-  return collective == Collective::allreduce || collective == Collective::reduce ||
-         collective == Collective::reduce_scatter_block;
-}
+namespace {
 
-// Bytes of `count` elements of a type whose elements lie back to back from
-// the pointer on; false for any other layout.
-bool contiguous_bytes(MPI_Datatype type, int count, std::size_t* bytes) {
-  memory::TypeLayout layout;
-  if (!memory::query_layout(type, &layout).is_ok() || count < 0) {
+// The plan as ipc runs it: a large Allreduce chunked, its chunks read from
+// their reducers' outputs.
+bool ipc_plan(const CollectiveCall& call, Plan* plan, std::string* why_not) {
+  if (!plan_of(call, plan, why_not)) {
     return false;
   }
-  const bool packed = layout.size == layout.extent && layout.true_lb == 0 && layout.true_extent == layout.size &&
-                      layout.element_in_order;
-  *bytes = static_cast<std::size_t>(layout.size) * static_cast<std::size_t>(count);
-  return packed;
-}
-
-// The kernels' element of a reduction's type, whose extent must be the
-// element's C layout for arrays of it to be the kernels' arrays.
-bool reduction_element(const CollectiveCall& call, memory::ReductionType* element, memory::ReductionOp* op,
-                       std::string* why_not) {
-  if (!reduction_of(call.send_type, call.op, element, op, why_not)) {
-    return false;
+  if (plan->shape == Shape::one_shot && plan->output_bytes > kIpcOneShotMostBytes) {
+    plan->shape = Shape::chunked;
   }
-  memory::TypeLayout layout;
-  if (!memory::query_layout(call.send_type, &layout).is_ok() || layout.true_lb != 0 ||
-      static_cast<std::size_t>(layout.extent) != memory::element_bytes(*element)) {
-    *why_not = "a datatype whose extent is not its C layout's";
-    return false;
-  }
-  return true;
-}
-
-bool plan_reduction(const CollectiveCall& call, Plan* plan, std::string* why_not) {
-  if (!reduction_element(call, &plan->element, &plan->op, why_not)) {
-    return false;
-  }
-  plan->elements = static_cast<std::size_t>(call.send_count);
-  const std::size_t bytes = plan->elements * memory::element_bytes(plan->element);
-  const bool here = in_place(call.sendbuf);
-  switch (call.collective) {
-    case Collective::allreduce:
-      plan->shape = !here && bytes <= kIpcOneShotMostBytes ? Shape::one_shot : Shape::chunked;
-      plan->input = here ? call.recvbuf : call.sendbuf;
-      plan->input_where = here ? &call.recv_where : &call.send_where;
-      plan->input_bytes = bytes;
-      plan->output = call.recvbuf;
-      plan->output_where = &call.recv_where;
-      plan->output_bytes = bytes;
-      plan->expose_output = plan->shape == Shape::chunked;
-      return true;
-    case Collective::reduce:
-      plan->shape = Shape::root_reduces;
-      plan->input = here ? call.recvbuf : call.sendbuf;
-      plan->input_where = here ? &call.recv_where : &call.send_where;
-      plan->input_bytes = bytes;
-      if (plan->rank == call.root) {
-        plan->output = call.recvbuf;
-        plan->output_where = &call.recv_where;
-        plan->output_bytes = bytes;
-      }
-      return true;
-    default:  // Reduce_scatter_block: send_count elements a block
-      plan->shape = Shape::scatter_reduce;
-      plan->input = call.sendbuf;
-      plan->input_where = &call.send_where;
-      plan->input_bytes = bytes * static_cast<std::size_t>(plan->size);
-      plan->output = call.recvbuf;
-      plan->output_where = &call.recv_where;
-      plan->output_bytes = bytes;
-      return true;
-  }
-}
-
-bool plan_copies(const CollectiveCall& call, Plan* plan, std::string* why_not) {
-  std::size_t send_bytes = 0;
-  std::size_t recv_bytes = 0;
-  const bool here = in_place(call.sendbuf);
-  if (call.collective == Collective::bcast) {
-    if (!contiguous_bytes(call.send_type, call.send_count, &plan->block_bytes)) {
-      *why_not = "a datatype with gaps";
-      return false;
-    }
-    plan->shape = Shape::root_copies;
-    if (plan->rank == call.root) {
-      plan->input = call.recvbuf;
-      plan->input_where = &call.recv_where;
-      plan->input_bytes = plan->block_bytes;
-    } else {
-      plan->output = call.recvbuf;
-      plan->output_where = &call.recv_where;
-      plan->output_bytes = plan->block_bytes;
-    }
-    return true;
-  }
-  if (!contiguous_bytes(call.recv_type, call.recv_count, &recv_bytes) ||
-      (!here && !contiguous_bytes(call.send_type, call.send_count, &send_bytes))) {
-    *why_not = "a datatype with gaps";
-    return false;
-  }
-  if (!here && send_bytes != recv_bytes) {
-    *why_not = "send and receive blocks of different sizes";
-    return false;
-  }
-  plan->block_bytes = recv_bytes;
-  const std::size_t all_blocks = recv_bytes * static_cast<std::size_t>(plan->size);
-  plan->output = call.recvbuf;
-  plan->output_where = &call.recv_where;
-  plan->output_bytes = all_blocks;
-  if (call.collective == Collective::allgather) {
-    plan->shape = Shape::gather_blocks;
-    plan->input = here ? static_cast<const char*>(call.recvbuf) + recv_bytes * static_cast<std::size_t>(plan->rank)
-                       : call.sendbuf;
-    plan->input_where = here ? &call.recv_where : &call.send_where;
-    plan->input_bytes = recv_bytes;
-  } else {
-    plan->shape = Shape::exchange_blocks;
-    plan->input = call.sendbuf;
-    plan->input_where = &call.send_where;
-    plan->input_bytes = all_blocks;
-  }
-  return true;
-}
-
-bool plan_of(const CollectiveCall& call, Plan* plan, std::string* why_not) {
-  const RealMpi& mpi = real_mpi();
-  if (mpi.Comm_rank(call.comm, &plan->rank) != MPI_SUCCESS || mpi.Comm_size(call.comm, &plan->size) != MPI_SUCCESS) {
-    *why_not = "the communicator's rank could not be had";
-    return false;
-  }
-  plan->root = call.root;
-  return is_reduction(call.collective) ? plan_reduction(call, plan, why_not) : plan_copies(call, plan, why_not);
-}
-
-// The buffer's bytes lie in one device allocation of `context`.
-bool on_device_in(const void* pointer, std::size_t bytes, const memory::PointerInfo& where, void* context) {
-  const auto first = reinterpret_cast<std::uintptr_t>(pointer);
-  return memory::is_device(where) && where.context == context && first >= where.base &&
-         first + bytes <= where.base + where.size;
-}
-
-// The context this rank computes in: its output's, else its input's.
-void* context_of_plan(const Plan& plan) {
-  const memory::PointerInfo* where = plan.output != nullptr ? plan.output_where : plan.input_where;
-  return where != nullptr ? where->context : nullptr;
-}
-
-bool buffers_on_device(const Plan& plan, std::string* why_not) {
-  void* context = context_of_plan(plan);
-  if ((plan.input != nullptr && !on_device_in(plan.input, plan.input_bytes, *plan.input_where, context)) ||
-      (plan.output != nullptr && !on_device_in(plan.output, plan.output_bytes, *plan.output_where, context))) {
-    *why_not = "buffers not all in one GPU's device memory";
-    return false;
-  }
+  plan->expose_output = plan->shape == Shape::chunked;
   return true;
 }
 
@@ -232,6 +75,15 @@ bool reads_from(const Plan& plan, int peer) {
   }
 }
 
+// Whether the call may write bytes that are its input: the chunked
+// Allreduce (each rank's output is input to the others' copies, and in
+// place its input too) and Reduce (in place at the root, which only the
+// root knows). Every rank decides alike, from the shape. The other shapes
+// need no step before their work: a rank that could not map its peers says
+// so at the work's step, and every rank then takes the staged path from
+// inputs as the caller gave them; one step less per call.
+bool overwrites_inputs(const Plan& plan) { return plan.shape == Shape::chunked || plan.shape == Shape::root_reduces; }
+
 // The mapped peer buffers of one call, released when it ends.
 class PeerBuffers {
  public:
@@ -246,7 +98,7 @@ class PeerBuffers {
 
   // Maps what the peers exposed that this rank reads (its own buffers as
   // they are).
-  bool map(const AgreementBoard& board, const Plan& plan) {
+  bool map(const AgreementBoard& board, std::size_t payload_offset, const Plan& plan) {
     const memory::PointerInfo destination = plan.output != nullptr ? *plan.output_where : *plan.input_where;
     for (int peer = 0; peer < board.size(); ++peer) {
       const auto index = static_cast<std::size_t>(peer);
@@ -259,7 +111,7 @@ class PeerBuffers {
         continue;
       }
       IpcOffer offer;
-      std::memcpy(&offer, board.payload_of(peer), sizeof(offer));
+      std::memcpy(&offer, static_cast<const char*>(board.payload_of(peer)) + payload_offset, sizeof(offer));
       if ((offer.input.present != 0 &&
            !map_one(offer, offer.input, board.pid_of(peer), destination, &inputs_[index])) ||
           (offer.output.present != 0 &&
@@ -346,8 +198,8 @@ std::size_t chunk_start(const Plan& plan, int rank) {
 // happened, so that no peer waits for ever. Returns this rank's own error.
 class Steps {
  public:
-  Steps(AgreementBoard& board, std::uint64_t call, AgreementBoard::WaitHook hook)
-      : board_(board), call_(call), hook_(std::move(hook)) {}
+  Steps(AgreementBoard& board, std::uint64_t call, unsigned first_step, AgreementBoard::WaitHook hook)
+      : board_(board), call_(call), hook_(std::move(hook)), next_(first_step) {}
 
   // This rank's part of a step is done (with `status`); waits for the others.
   void step(const Status& status) {
@@ -374,7 +226,7 @@ class Steps {
   AgreementBoard& board_;
   std::uint64_t call_;
   AgreementBoard::WaitHook hook_;
-  unsigned next_ = 2;
+  unsigned next_;
   Status own_;
   bool all_ok_ = true;
 };
@@ -431,6 +283,26 @@ void run_shape(const Plan& plan, const PeerBuffers& peers, void* context, Steps*
   }
 }
 
+// Copy collectives below CUMPI_COLL_IPC_COPY_MIN a block: a copy per peer
+// costs more than the staged path there. Every rank computes the same from
+// the call's matching arguments (a block's bytes are equal by MPI's rules);
+// a rank configured otherwise only offers nothing, and the board sends
+// every rank to the staged path.
+bool block_large_enough(const CollectiveCall& call, std::string* why_not) {
+  const bool by_send = call.collective == Collective::bcast;
+  std::size_t block = 0;
+  if (!contiguous_bytes(by_send ? call.send_type : call.recv_type, by_send ? call.send_count : call.recv_count,
+                        &block)) {
+    *why_not = "a datatype with gaps";
+    return false;
+  }
+  if (block < config().coll_ipc_copy_min) {
+    *why_not = "blocks under CUMPI_COLL_IPC_COPY_MIN bytes";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool IpcAlgorithm::takes(const protocol::CommContext& context, const CollectiveCall& call, std::string* why_not) const {
@@ -456,12 +328,12 @@ bool IpcAlgorithm::takes(const protocol::CommContext& context, const CollectiveC
     }
     return reduction_element(call, &element, &op, why_not);
   }
-  return true;
+  return block_large_enough(call, why_not);
 }
 
 bool IpcAlgorithm::offer(const CollectiveCall& call, void* payload, std::string* why_not) {
   Plan plan;
-  if (!plan_of(call, &plan, why_not) || !buffers_on_device(plan, why_not)) {
+  if (!ipc_plan(call, &plan, why_not) || !buffers_on_device(plan, why_not)) {
     return false;
   }
   if ((plan.input == nullptr || plan.input_bytes == 0) && (plan.output == nullptr || plan.output_bytes == 0)) {
@@ -490,19 +362,32 @@ bool IpcAlgorithm::offer(const CollectiveCall& call, void* payload, std::string*
 Status IpcAlgorithm::run(const CollectiveCall& call) {
   Plan plan;
   std::string why_not;
-  if (!plan_of(call, &plan, &why_not)) {
+  if (!ipc_plan(call, &plan, &why_not)) {
     return Status::error(StatusCode::internal, "ipc algorithm: " + why_not);
   }
   AgreementBoard& board = *call.board;
   const AgreementBoard::WaitHook hook = polite_wait();
   PeerBuffers peers(plan.size);
-  const bool mapped = peers.map(board, plan);
-  board.arrive(call.agreed_call, 1, mapped);
-  if (!board.wait_all(call.agreed_call, 1, hook)) {
-    return staged_algorithm().run(call);  // every rank sees the failure and goes there too
+  const bool mapped = peers.map(board, call.payload_offset, plan);
+  const bool destructive = overwrites_inputs(plan);
+  if (destructive) {
+    board.arrive(call.agreed_call, 1, mapped);
+    if (!board.wait_all(call.agreed_call, 1, hook)) {
+      return staged_algorithm().run(call);  // every rank sees the failure and goes there too
+    }
   }
-  Steps steps(board, call.agreed_call, hook);
-  run_shape(plan, peers, context_of_plan(plan), &steps);
+  Steps steps(board, call.agreed_call, 2, hook);
+  if (mapped) {
+    run_shape(plan, peers, context_of_plan(plan), &steps);
+  } else {
+    steps.step(Status::error(StatusCode::internal, "a peer's buffer could not be mapped through CUDA IPC"));
+  }
+  if (!destructive && steps.failed()) {
+    // Every input is as the caller gave it: every rank saw the failure at
+    // the same step and takes the staged path, which writes every output.
+    CUMPI_LOG(info, "%s on the GPU failed on some rank; taking the staged path", collective_name(call.collective));
+    return staged_algorithm().run(call);
+  }
   return steps.outcome(call.collective);
 }
 

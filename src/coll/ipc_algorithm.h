@@ -26,6 +26,7 @@ class IpcAlgorithm final : public Algorithm {
   const char* name() const override { return "ipc"; }
   bool runs_beside_host_ranks() const override { return false; }
   bool takes(const protocol::CommContext& context, const CollectiveCall& call, std::string* why_not) const override;
+  std::size_t offer_bytes() const override;
   bool offer(const CollectiveCall& call, void* payload, std::string* why_not) override;
   Status run(const CollectiveCall& call) override;
 };

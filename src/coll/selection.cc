@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <bitset>
+#include <cstdlib>
 #include <memory>
 
 #include "coll/agreement.h"
 #include "coll/ipc_algorithm.h"
+#include "coll/nccl_algorithm.h"
 #include "coll/staged_algorithm.h"
 #include "runtime/log.h"
 
@@ -69,7 +71,8 @@ const char* collective_name(Collective collective) {
 namespace {
 
 Algorithm* algorithm_named(const std::string& name) {
-  for (Algorithm* algorithm : {static_cast<Algorithm*>(&ipc_algorithm()), static_cast<Algorithm*>(&staged_algorithm())}) {
+  for (Algorithm* algorithm : {static_cast<Algorithm*>(&nccl_algorithm()), static_cast<Algorithm*>(&ipc_algorithm()),
+                               static_cast<Algorithm*>(&staged_algorithm())}) {
     if (name == algorithm->name()) {
       return algorithm;
     }
@@ -80,28 +83,48 @@ Algorithm* algorithm_named(const std::string& name) {
 }  // namespace
 
 void Selection::configure(const std::vector<std::string>& names) {
-  ordered_.clear();
-  bool agreement = false;
+  std::vector<Algorithm*> algorithms;
   for (const std::string& name : names) {
     if (Algorithm* algorithm = algorithm_named(name)) {
-      ordered_.push_back(algorithm);
-      agreement = agreement || !algorithm->runs_beside_host_ranks();
+      algorithms.push_back(algorithm);
     }
   }
-  if (std::find(ordered_.begin(), ordered_.end(), &staged_algorithm()) == ordered_.end()) {
-    ordered_.push_back(&staged_algorithm());
+  if (std::find(algorithms.begin(), algorithms.end(), &staged_algorithm()) == algorithms.end()) {
+    algorithms.push_back(&staged_algorithm());
+  }
+  use(std::move(algorithms));
+  bool agreement = false;
+  for (Algorithm* algorithm : ordered_) {
+    agreement = agreement || !algorithm->runs_beside_host_ranks();
   }
   set_host_calls_announce(agreement);
 }
 
+void Selection::use(std::vector<Algorithm*> algorithms) {
+  ordered_ = std::move(algorithms);
+  offsets_.assign(ordered_.size(), 0);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < ordered_.size(); ++i) {
+    offsets_[i] = next;
+    next += ordered_[i]->offer_bytes();
+  }
+  // Every region fits: the algorithms' offers are fixed-size structs.
+  if (next > AgreementBoard::kPayloadBytes) {
+    CUMPI_LOG(error, "the collective algorithms' offers need %zu bytes, the board has %zu", next,
+              AgreementBoard::kPayloadBytes);
+    std::abort();
+  }
+}
+
 namespace {
 
-// This rank's offer: the first algorithm needing agreement that takes the
-// call and can offer it (the board's payload is that algorithm's); -1 for
-// none. Why the others did not, in `why`.
-int first_offer(const std::vector<Algorithm*>& ordered, const protocol::CommContext& context, CollectiveCall* call,
-                AgreementBoard* board, std::vector<std::string>* why) {
-  int offered = -1;
+// This rank's offers: a bit for each algorithm needing agreement that takes
+// the call and could write its offer into its region of the board's
+// payload. Why the others did not, in `why`.
+unsigned offers_of(const std::vector<Algorithm*>& ordered, const std::vector<std::size_t>& offsets,
+                   const protocol::CommContext& context, CollectiveCall* call, AgreementBoard* board,
+                   std::vector<std::string>* why) {
+  unsigned offers = 0;
   for (std::size_t i = 0; i < ordered.size(); ++i) {
     Algorithm* algorithm = ordered[i];
     std::string& why_not = (*why)[i];
@@ -113,13 +136,12 @@ int first_offer(const std::vector<Algorithm*>& ordered, const protocol::CommCont
                                          : "needs every rank's buffers on a device, and this communicator has no "
                                            "agreement board (ranks on several nodes, one rank, an "
                                            "inter-communicator, or no shared memory)";
-    } else if (offered >= 0) {
-      why_not = "another algorithm was offered first";
-    } else if (algorithm->takes(context, *call, &why_not) && algorithm->offer(*call, board->own_payload(), &why_not)) {
-      offered = static_cast<int>(i);
+    } else if (algorithm->takes(context, *call, &why_not) &&
+               algorithm->offer(*call, static_cast<char*>(board->own_payload()) + offsets[i], &why_not)) {
+      offers |= 1U << i;
     }
   }
-  return offered;
+  return offers;
 }
 
 }  // namespace
@@ -127,17 +149,18 @@ int first_offer(const std::vector<Algorithm*>& ordered, const protocol::CommCont
 Algorithm& Selection::choose(const protocol::CommContext& context, CollectiveCall* call, AgreementBoard* board,
                              std::string* reasons) const {
   std::vector<std::string> why(ordered_.size());
-  const int offered = first_offer(ordered_, context, call, board, &why);
+  const unsigned offers = offers_of(ordered_, offsets_, context, call, board, &why);
   unsigned agreed = 0;
   if (board != nullptr) {
-    const unsigned offers = offered >= 0 ? 1U << offered : 0U;
     call->board = board;
     call->agreed_call = board->announce(offers);
     agreed = offers != 0 ? board->agree(call->agreed_call, offers, polite_wait()) : 0U;
   }
   for (std::size_t i = 0; i < ordered_.size(); ++i) {
     Algorithm* algorithm = ordered_[i];
-    if (algorithm->runs_beside_host_ranks() ? algorithm->takes(context, *call, &why[i]) : (agreed & (1U << i)) != 0) {
+    call->payload_offset = offsets_[i];
+    if (algorithm->runs_beside_host_ranks() ? algorithm->takes(context, *call, &why[i])
+                                            : (agreed & (1U << i)) != 0 && algorithm->accepts(*call, &why[i])) {
       return *algorithm;
     }
     if (why[i].empty()) {

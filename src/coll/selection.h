@@ -16,22 +16,27 @@ class Selection {
   // Unknown names are skipped (the configuration validated them); the
   // staged algorithm is always there, last unless named earlier.
   void configure(const std::vector<std::string>& names);
-  // For tests: exactly these, in this order (the last must take every call).
-  void use(std::vector<Algorithm*> algorithms) { ordered_ = std::move(algorithms); }
+  // Exactly these, in this order (the last must take every call); tests
+  // use it directly.
+  void use(std::vector<Algorithm*> algorithms);
   const std::vector<Algorithm*>& ordered() const { return ordered_; }
 
   // The first algorithm that takes the call; `reasons` collects why the
   // ones before it declined ("name: why; ..."). With the communicator's
   // board (blocking calls on communicators that have one), this rank
-  // announces the call there, offering the first algorithm that needs
-  // every rank's buffers on a device and that it can take, and the ranks
-  // agree (coll/agreement_board.h); the call then carries the board and its
-  // number. Without a board such algorithms are passed over.
+  // announces the call there, offering every algorithm that needs every
+  // rank's buffers on a device and that it can take (each writes its offer
+  // into its own region of the payload), and the ranks agree
+  // (coll/agreement_board.h): the first algorithm every rank offered whose
+  // offers together allow it (Algorithm::accepts) runs; the call then
+  // carries the board, its number and the algorithm's region. Without a
+  // board such algorithms are passed over.
   Algorithm& choose(const protocol::CommContext& context, CollectiveCall* call, AgreementBoard* board,
                     std::string* reasons) const;
 
  private:
   std::vector<Algorithm*> ordered_;
+  std::vector<std::size_t> offsets_;  // of each algorithm's offer in the board's payload
 };
 
 Selection& selection();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "memory/device_memory.h"
@@ -45,6 +46,14 @@ class CopyEngine {
   // `context`, after the copies started there before it; its ticket is
   // polled and waited for as a copy's.
   virtual Status start_reduction(const ReductionJob& job, void* context, CopyTicket* ticket) = 0;
+  // Whether the backend has CUDA streams (the emulation backend has none):
+  // what start_on_stream needs.
+  virtual bool has_streams() const = 0;
+  // Work of another library (NCCL) on cumpi's stream of `context`, with the
+  // context current: `work(stream)` gets the CUstream and enqueues on it;
+  // its ticket is polled and waited for as a copy's.
+  using StreamWork = std::function<Status(void* stream)>;
+  virtual Status start_on_stream(void* context, const StreamWork& work, CopyTicket* ticket) = 0;
   // Sets *finished once the copy completed (the ticket is spent then).
   virtual Status poll_copy(CopyTicket* ticket, bool* finished) = 0;
   // Blocks until the copy completed.

@@ -61,22 +61,10 @@ class CudaCopyEngine final : public CopyEngine {
     if (bytes == 0) {
       return Status::ok();
     }
-    ScopedContext scope(driver_, context);
-    if (!scope.status().is_ok()) {
-      return scope.status();
-    }
-    CUstream stream = nullptr;
-    Status status = stream_for(context, &stream);
-    if (status.is_ok()) {
-      status = CUMPI_CUDA_CALL(driver_, cuMemcpyAsync, reinterpret_cast<CUdeviceptr>(to),
-                               reinterpret_cast<CUdeviceptr>(from), bytes, stream);
-    }
-    CUevent event = nullptr;
-    if (status.is_ok()) {
-      status = record_event(context, stream, &event);
-    }
-    ticket->event = event;
-    return status;
+    return enqueue_recorded(context, ticket, [&](CUstream stream) {
+      return CUMPI_CUDA_CALL(driver_, cuMemcpyAsync, reinterpret_cast<CUdeviceptr>(to),
+                             reinterpret_cast<CUdeviceptr>(from), bytes, stream);
+    });
   }
 
   // A copy the kernel would not take gains nothing from waiting for a batch:
@@ -107,30 +95,26 @@ class CudaCopyEngine final : public CopyEngine {
     if (job.count == 0) {
       return Status::ok();
     }
-    ScopedContext scope(driver_, context);
-    if (!scope.status().is_ok()) {
-      return scope.status();
-    }
-    CUfunction kernel = kernels_.function(context, kReduceKernel);
-    if (kernel == nullptr) {
-      return Status::error(StatusCode::internal, "the reduction kernel is not available in this context");
-    }
-    CUstream stream = nullptr;
-    Status status = stream_for(context, &stream);
-    if (!status.is_ok()) {
-      return status;
-    }
-    cumpi_reduce_params params = reduction_params(job);
-    const auto blocks = static_cast<unsigned>(std::clamp<unsigned long long>((job.count + kThreads - 1) / kThreads, 1, kMostBlocks));
-    void* arguments[] = {&params};
-    status = CUMPI_CUDA_CALL(driver_, cuLaunchKernel, kernel, blocks, 1, 1, kThreads, 1, 1, 0, stream, arguments,
+    return enqueue_recorded(context, ticket, [&](CUstream stream) {
+      CUfunction kernel = kernels_.function(context, kReduceKernel);
+      if (kernel == nullptr) {
+        return Status::error(StatusCode::internal, "the reduction kernel is not available in this context");
+      }
+      cumpi_reduce_params params = reduction_params(job);
+      const auto blocks =
+          static_cast<unsigned>(std::clamp<unsigned long long>((job.count + kThreads - 1) / kThreads, 1, kMostBlocks));
+      void* arguments[] = {&params};
+      return CUMPI_CUDA_CALL(driver_, cuLaunchKernel, kernel, blocks, 1, 1, kThreads, 1, 1, 0, stream, arguments,
                              nullptr);
-    CUevent event = nullptr;
-    if (status.is_ok()) {
-      status = record_event(context, stream, &event);
-    }
-    ticket->event = event;
-    return status;
+    });
+  }
+
+  bool has_streams() const override { return true; }
+
+  Status start_on_stream(void* context, const StreamWork& work, CopyTicket* ticket) override {
+    ticket->context = context;
+    ticket->event = nullptr;
+    return enqueue_recorded(context, ticket, [&](CUstream stream) { return work(stream); });
   }
 
   Status poll_copy(CopyTicket* ticket, bool* finished) override {
@@ -214,6 +198,27 @@ class CudaCopyEngine final : public CopyEngine {
       return status;
     }
     return CUMPI_CUDA_CALL(driver_, cuStreamSynchronize, stream);
+  }
+
+  // With `context` current: `enqueue(stream)` on cumpi's stream of it, then
+  // an event after it in the ticket (the ticket's context is set already).
+  template <typename Enqueue>
+  Status enqueue_recorded(void* context, CopyTicket* ticket, Enqueue enqueue) {
+    ScopedContext scope(driver_, context);
+    if (!scope.status().is_ok()) {
+      return scope.status();
+    }
+    CUstream stream = nullptr;
+    Status status = stream_for(context, &stream);
+    if (status.is_ok()) {
+      status = enqueue(stream);
+    }
+    CUevent event = nullptr;
+    if (status.is_ok()) {
+      status = record_event(context, stream, &event);
+    }
+    ticket->event = event;
+    return status;
   }
 
   // cumpi's own stream in `context`, created blocking so that copies order

@@ -1,6 +1,7 @@
 // Device memory through the CUDA driver API: what a pointer is, which
 // context owns it, pinning host memory.
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -64,6 +65,17 @@ class CudaDeviceMemory final : public DeviceMemory {
       return nullptr;
     }
     return context;
+  }
+
+  bool device_uuid(int ordinal, unsigned char uuid[16]) override {
+    CUdevice device = 0;
+    CUuuid found;
+    if (!cuda_driver_found() || cuda_driver().CUMPI_CUDA_FIELD(cuDeviceGet)(&device, ordinal) != CUDA_SUCCESS ||
+        cuda_driver().CUMPI_CUDA_FIELD(cuDeviceGetUuid)(&found, device) != CUDA_SUCCESS) {
+      return false;
+    }
+    std::memcpy(uuid, found.bytes, sizeof(found.bytes));
+    return true;
   }
 
   Status pin(void* host, std::size_t bytes, const PointerInfo& owner) override {

@@ -46,6 +46,10 @@ class DeviceMemory {
   // not fatal: the memory stays usable, copies are slower.
   virtual Status pin(void* host, std::size_t bytes, const PointerInfo& owner) = 0;
   virtual void unpin(void* host) = 0;
+  // The UUID of device ordinal `device` (the same GPU has the same UUID in
+  // every process, whatever its CUDA_VISIBLE_DEVICES); false where it cannot
+  // be had (the emulation backend has none).
+  virtual bool device_uuid(int /*device*/, unsigned char /*uuid*/[16]) { return false; }
 };
 
 // This library variant's.

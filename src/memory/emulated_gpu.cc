@@ -117,6 +117,13 @@ class EmulatedGpu final : public DeviceMemory, public CopyEngine {
     return Status::ok();
   }
 
+  bool has_streams() const override { return false; }
+
+  Status start_on_stream(void*, const StreamWork&, CopyTicket* ticket) override {
+    ticket->event = nullptr;
+    return Status::error(StatusCode::internal, "the emulated GPU has no CUDA streams");
+  }
+
   Status poll_copy(CopyTicket* ticket, bool* finished) override {
     if (ticket->batch != nullptr) {
       return batches_.poll(ticket, finished);

@@ -121,7 +121,7 @@ const std::vector<std::string>& known_transport_names() {
 }
 
 const std::vector<std::string>& known_coll_algorithm_names() {
-  static const std::vector<std::string> names{"ipc", "staged"};
+  static const std::vector<std::string> names{"nccl", "ipc", "staged"};
   return names;
 }
 
