@@ -405,6 +405,9 @@ void communicator_churn(int cycles) {
   const CollInfo after = coll_info();
   CHECK_EQ(static_cast<long long>(after.boards_made - before.boards_made),
            static_cast<long long>(after.boards_released - before.boards_released), "every board made is released");
+  CHECK_EQ(static_cast<long long>(after.nccl_made - before.nccl_made),
+           static_cast<long long>(after.nccl_destroyed - before.nccl_destroyed),
+           "every NCCL communicator made is destroyed");
   CHECK_TRUE(cache_info().open_mappings <= cache_before.open_mappings + static_cast<std::size_t>(g_size),
              "no mapping left per communicator");
 }

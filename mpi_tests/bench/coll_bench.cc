@@ -1,12 +1,16 @@
 // Collectives on device buffers, every algorithm in one run: the latency of
 // MPI_Allreduce (MPI_FLOAT, MPI_SUM), MPI_Bcast, MPI_Allgather and MPI_Reduce
-// from 8 bytes to --max, on device buffers with the GPU algorithm (ipc) and
-// with the staged one (switched between with cumpi_set_coll, on every rank
-// at once), and on host buffers (the MPI library's own) beside them.
+// from 8 bytes to --max, on device buffers with each of --routes (CUMPI_COLL
+// lists, switched between with cumpi_set_coll on every rank at once: nccl,
+// ipc, staged, or "default" for the configured list), and on host buffers
+// (route "host": the MPI library's own) beside them. A route names what is
+// asked for: where it declines a call (ipc below CUMPI_COLL_IPC_COPY_MIN,
+// nccl on a shared GPU), the next algorithm runs.
 // Prints a table (the slowest rank's time per call); --csv FILE writes it.
 //
 //   mpirun -np 4 -x LD_PRELOAD=libcumpi.so coll_bench [--max BYTES] [--factor F]
-//       [--collectives allreduce,bcast,allgather,reduce] [--iterations N] [--csv FILE]
+//       [--collectives allreduce,bcast,allgather,reduce] [--routes ipc,staged,host]
+//       [--iterations N] [--csv FILE]
 #include <dlfcn.h>
 #include <mpi.h>
 
@@ -29,6 +33,7 @@ struct Settings {
   std::size_t max_bytes = 256u << 20;
   std::size_t factor = 4;
   std::vector<std::string> collectives{"allreduce", "bcast", "allgather", "reduce"};
+  std::vector<std::string> routes{"ipc", "staged", "host"};
   std::string csv;
   long iterations = 0;  // 0: scaled with the size
 };
@@ -56,6 +61,8 @@ Settings parse(int argc, char** argv) {
       settings.factor = std::max<std::size_t>(2, std::strtoull(value, nullptr, 10));
     else if (flag == "--collectives")
       settings.collectives = split(value);
+    else if (flag == "--routes")
+      settings.routes = split(value);
     else if (flag == "--iterations")
       settings.iterations = std::strtol(value, nullptr, 10);
     else if (flag == "--csv")
@@ -81,7 +88,7 @@ long iterations_for(const Settings& settings, std::size_t bytes) {
 
 struct Row {
   std::string collective;
-  std::string route;  // ipc, staged, host
+  std::string route;  // a CUMPI_COLL list, "default" or "host"
   std::size_t bytes;
   long iterations;
   double microseconds;
@@ -120,29 +127,40 @@ double measure(const std::string& collective, Memory memory, std::size_t bytes, 
   return time_calls(call, iterations);
 }
 
-void print(const std::vector<Row>& rows, const std::string& csv, int size) {
-  std::printf("# %d ranks; time per call of the slowest rank; ratio = staged / ipc\n", size);
-  std::printf("%-10s %12s %14s %14s %14s %8s\n", "collective", "bytes", "ipc_us", "staged_us", "host_us", "ratio");
-  FILE* out = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
+void print(const std::vector<Row>& rows, const Settings& settings, int size) {
+  const std::vector<std::string>& routes = settings.routes;
+  std::printf("# %d ranks; us per call of the slowest rank; ratio = staged / %s\n", size, routes.front().c_str());
+  std::printf("%-10s %12s", "collective", "bytes");
+  for (const std::string& route : routes) std::printf(" %14s", (route + "_us").c_str());
+  std::printf(" %8s\n", "ratio");
+  FILE* out = settings.csv.empty() ? nullptr : std::fopen(settings.csv.c_str(), "w");
   if (out != nullptr) std::fprintf(out, "collective,route,ranks,bytes,iterations,microseconds\n");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& row = rows[i];
+  for (const Row& row : rows) {
     if (out != nullptr) {
       std::fprintf(out, "%s,%s,%d,%zu,%ld,%.3f\n", row.collective.c_str(), row.route.c_str(), size, row.bytes,
                    row.iterations, row.microseconds);
     }
-    if (row.route != "ipc") continue;
-    double staged = 0, host = 0;
-    for (const Row& other : rows) {
-      if (other.collective == row.collective && other.bytes == row.bytes) {
-        if (other.route == "staged") staged = other.microseconds;
-        if (other.route == "host") host = other.microseconds;
+    if (row.route != routes.front()) continue;
+    std::printf("%-10s %12zu", row.collective.c_str(), row.bytes);
+    double staged = 0;
+    for (const std::string& route : routes) {
+      double microseconds = 0;
+      for (const Row& other : rows) {
+        if (other.collective == row.collective && other.bytes == row.bytes && other.route == route) {
+          microseconds = other.microseconds;
+        }
       }
+      if (route == "staged") staged = microseconds;
+      std::printf(" %14.2f", microseconds);
     }
-    std::printf("%-10s %12zu %14.2f %14.2f %14.2f %8.2f\n", row.collective.c_str(), row.bytes, row.microseconds, staged,
-                host, row.microseconds > 0 ? staged / row.microseconds : 0.0);
+    std::printf(" %8.2f\n", row.microseconds > 0 ? staged / row.microseconds : 0.0);
   }
   if (out != nullptr) std::fclose(out);
+}
+
+// Asks cumpi for `route`'s algorithms; false where it cannot (no cumpi).
+bool use_route(const std::string& route, const char* configured) {
+  return set_algorithms(route == "default" ? configured : route.c_str());
 }
 
 }  // namespace
@@ -155,24 +173,27 @@ int main(int argc, char** argv) {
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char* from_environment = std::getenv("CUMPI_COLL");
+  const std::string configured = from_environment != nullptr ? from_environment : "nccl,ipc,staged";
   std::vector<Row> rows;
   for (const std::string& collective : settings.collectives) {
     for (std::size_t bytes = 8; bytes <= settings.max_bytes; bytes *= settings.factor) {
       const long iterations =
           iterations_for(settings, bytes * (collective == "allgather" ? static_cast<std::size_t>(size) : 1));
-      for (const char* route : {"ipc", "staged", "host"}) {
-        const bool host = std::strcmp(route, "host") == 0;
-        if (!host && !set_algorithms(route)) continue;
+      for (const std::string& route : settings.routes) {
+        const bool host = route == "host";
+        if (!host && !use_route(route, configured.c_str())) continue;
         const double seconds = measure(collective, host ? Memory::host : Memory::device, bytes, size, iterations);
         rows.push_back({collective, route, bytes, iterations, seconds * 1e6});
         if (rank == 0) {
-          std::fprintf(stderr, "measured %s %s %zu B: %.2f us\n", collective.c_str(), route, bytes, seconds * 1e6);
+          std::fprintf(stderr, "measured %s %s %zu B: %.2f us\n", collective.c_str(), route.c_str(), bytes,
+                       seconds * 1e6);
         }
       }
-      set_algorithms("ipc,staged");
+      use_route("default", configured.c_str());
     }
   }
-  if (rank == 0) print(rows, settings.csv, size);
+  if (rank == 0) print(rows, settings, size);
   MPI_Finalize();
   return 0;
 }
