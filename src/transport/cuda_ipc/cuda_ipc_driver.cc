@@ -9,6 +9,7 @@
 
 #include "memory/cuda_driver.h"
 #include "memory/cuda_scoped_context.h"
+#include "memory/device_memory.h"
 #include "runtime/log.h"
 #include "transport/cuda_ipc/ipc_driver.h"
 
@@ -121,17 +122,13 @@ class CudaIpcDriver final : public IpcDriver {
     }
     ScopedContext scope(driver_, owner.context);
     CUipcMemHandle handle;
-    CUuuid uuid;
-    CUdevice device = 0;
     if (!scope.status().is_ok() ||
         driver_.CUMPI_CUDA_FIELD(cuIpcGetMemHandle)(&handle, static_cast<CUdeviceptr>(owner.base)) != CUDA_SUCCESS ||
-        driver_.CUMPI_CUDA_FIELD(cuDeviceGet)(&device, owner.device) != CUDA_SUCCESS ||
-        driver_.CUMPI_CUDA_FIELD(cuDeviceGetUuid)(&uuid, device) != CUDA_SUCCESS) {
+        !memory::device_memory().device_uuid(owner.device, out->exported.device_uuid)) {
       return false;
     }
-    static_assert(sizeof(handle) == sizeof(out->exported.handle) && sizeof(uuid) == sizeof(out->exported.device_uuid));
+    static_assert(sizeof(handle) == sizeof(out->exported.handle));
     std::memcpy(out->exported.handle, &handle, sizeof(handle));
-    std::memcpy(out->exported.device_uuid, &uuid, sizeof(uuid));
     out->exported.buffer_id = owner.buffer_id;
     out->exported.allocation_bytes = owner.size;
     return true;
@@ -147,11 +144,10 @@ class CudaIpcDriver final : public IpcDriver {
       status = CUMPI_CUDA_CALL(driver_, cuDeviceGetCount, &count);
     }
     for (int ordinal = 0; status.is_ok() && ordinal < count; ++ordinal) {
+      unsigned char candidate[16];
       CUdevice device = 0;
-      CUuuid candidate;
-      if (driver_.CUMPI_CUDA_FIELD(cuDeviceGet)(&device, ordinal) != CUDA_SUCCESS ||
-          driver_.CUMPI_CUDA_FIELD(cuDeviceGetUuid)(&candidate, device) != CUDA_SUCCESS ||
-          std::memcmp(candidate.bytes, uuid, sizeof(candidate.bytes)) != 0) {
+      if (!memory::device_memory().device_uuid(ordinal, candidate) || std::memcmp(candidate, uuid, 16) != 0 ||
+          driver_.CUMPI_CUDA_FIELD(cuDeviceGet)(&device, ordinal) != CUDA_SUCCESS) {
         continue;
       }
       if (device == mine) {
