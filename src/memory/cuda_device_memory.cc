@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_set>
+#include <vector>
 
 #include "memory/cuda_driver.h"
 #include "memory/cuda_scoped_context.h"
@@ -67,14 +68,25 @@ class CudaDeviceMemory final : public DeviceMemory {
     return context;
   }
 
+  // Kept per ordinal: the collectives ask on every call that could take nccl.
   bool device_uuid(int ordinal, unsigned char uuid[16]) override {
+    std::lock_guard<std::mutex> lock(uuids_mutex_);
+    for (const KnownUuid& known : uuids_) {
+      if (known.ordinal == ordinal) {
+        std::memcpy(uuid, known.uuid, sizeof(known.uuid));
+        return true;
+      }
+    }
     CUdevice device = 0;
     CUuuid found;
     if (!cuda_driver_found() || cuda_driver().CUMPI_CUDA_FIELD(cuDeviceGet)(&device, ordinal) != CUDA_SUCCESS ||
         cuda_driver().CUMPI_CUDA_FIELD(cuDeviceGetUuid)(&found, device) != CUDA_SUCCESS) {
       return false;
     }
-    std::memcpy(uuid, found.bytes, sizeof(found.bytes));
+    KnownUuid known{ordinal, {}};
+    std::memcpy(known.uuid, found.bytes, sizeof(known.uuid));
+    uuids_.push_back(known);
+    std::memcpy(uuid, known.uuid, sizeof(known.uuid));
     return true;
   }
 
@@ -95,6 +107,12 @@ class CudaDeviceMemory final : public DeviceMemory {
   }
 
  private:
+  struct KnownUuid {
+    int ordinal;
+    unsigned char uuid[16];
+  };
+  std::mutex uuids_mutex_;
+  std::vector<KnownUuid> uuids_;  // a GPU's UUID never changes
   // Stream-ordered (cudaMallocAsync) and VMM (cuMemCreate) memory belongs
   // to a device, not a context: the pointer has none. Its copies run in the
   // thread's current context when that is on the device, else in the
