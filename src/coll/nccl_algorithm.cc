@@ -41,11 +41,32 @@ class NcclState final : public protocol::CommState {
   nccl::Communicator* comm = nullptr;
   void* context = nullptr;  // the CUDA context it was made in
   std::string failed;       // why it could not be made; nccl is not offered again
+  // The GPU this rank offered when the offers showed ranks sharing a GPU:
+  // while its buffers stay there it offers nothing (agreeing on an
+  // algorithm that will be declined costs a wait for every rank).
+  bool shared_gpu_seen = false;
+  unsigned char shared_gpu_uuid[16] = {};
 };
 
 NcclState* state_of(const protocol::CommContext& context) { return static_cast<NcclState*>(context.state(kStateName)); }
 
 bool in_place(const void* buffer) { return buffer == MPI_IN_PLACE; }
+
+// The UUID of the GPU this rank's buffers of the call are on.
+bool gpu_of_call(const CollectiveCall& call, unsigned char uuid[16]) {
+  const memory::PointerInfo& where = memory::is_device(call.recv_where) ? call.recv_where : call.send_where;
+  return memory::is_device(where) && memory::device_memory().device_uuid(where.device, uuid);
+}
+
+NcclState& ensure_state(protocol::CommContext& context) {
+  auto* state = state_of(context);
+  if (state == nullptr) {
+    auto made = std::make_unique<NcclState>();
+    state = made.get();
+    context.set_state(kStateName, std::move(made));
+  }
+  return *state;
+}
 
 // Made by rank 0, sent to every rank with whether it could be made.
 struct SharedId {
@@ -150,6 +171,19 @@ bool NcclAlgorithm::takes(const protocol::CommContext& context, const Collective
 std::size_t NcclAlgorithm::offer_bytes() const { return sizeof(NcclOffer); }
 
 bool NcclAlgorithm::offer(const CollectiveCall& call, void* payload, std::string* why_not) {
+  NcclOffer offer{};
+  if (!gpu_of_call(call, offer.gpu_uuid)) {
+    *why_not = "the GPU's UUID could not be had";
+    return false;
+  }
+  Status status;
+  const protocol::CommContext* context = protocol::kept_context_of(call.comm, &status);
+  const NcclState* state = context != nullptr ? state_of(*context) : nullptr;
+  if (state != nullptr && state->shared_gpu_seen &&
+      std::memcmp(state->shared_gpu_uuid, offer.gpu_uuid, sizeof(offer.gpu_uuid)) == 0) {
+    *why_not = "ranks share a GPU (NCCL takes one GPU per rank; seen at an earlier call)";
+    return false;
+  }
   Plan plan;
   if (!plan_of(call, &plan, why_not) || !buffers_on_device(plan, why_not)) {
     return false;
@@ -158,21 +192,26 @@ bool NcclAlgorithm::offer(const CollectiveCall& call, void* payload, std::string
     *why_not = "no bytes";
     return false;
   }
-  Status status;
-  const protocol::CommContext* context = protocol::kept_context_of(call.comm, &status);
-  const NcclState* state = context != nullptr ? state_of(*context) : nullptr;
   if (state != nullptr && state->comm != nullptr && state->context != context_of_plan(plan)) {
     *why_not = "buffers on another GPU than the one its NCCL communicator was made on";
     return false;
   }
-  const memory::PointerInfo& where = plan.output != nullptr ? *plan.output_where : *plan.input_where;
-  NcclOffer offer{};
-  if (!memory::device_memory().device_uuid(where.device, offer.gpu_uuid)) {
-    *why_not = "the GPU's UUID could not be had";
-    return false;
-  }
   std::memcpy(payload, &offer, sizeof(offer));
   return true;
+}
+
+void NcclAlgorithm::remember_shared_gpu(const CollectiveCall& call) {
+  Status status;
+  protocol::CommContext* context = protocol::kept_context_of(call.comm, &status);
+  if (context == nullptr) {
+    return;
+  }
+  NcclState& state = ensure_state(*context);
+  NcclOffer own;
+  std::memcpy(&own, static_cast<const char*>(call.board->payload_of(call.board->rank())) + call.payload_offset,
+              sizeof(own));
+  std::memcpy(state.shared_gpu_uuid, own.gpu_uuid, sizeof(own.gpu_uuid));
+  state.shared_gpu_seen = true;
 }
 
 bool NcclAlgorithm::accepts(const CollectiveCall& call, std::string* why_not) const {
@@ -184,6 +223,7 @@ bool NcclAlgorithm::accepts(const CollectiveCall& call, std::string* why_not) co
       NcclOffer theirs;
       std::memcpy(&theirs, static_cast<const char*>(board.payload_of(s)) + call.payload_offset, sizeof(theirs));
       if (std::memcmp(mine.gpu_uuid, theirs.gpu_uuid, sizeof(mine.gpu_uuid)) == 0) {
+        remember_shared_gpu(call);
         *why_not = "ranks share a GPU (NCCL takes one GPU per rank)";
         return false;
       }
@@ -207,12 +247,7 @@ Status NcclAlgorithm::run(const CollectiveCall& call) {
   if (context == nullptr) {
     return status;
   }
-  auto* state = state_of(*context);
-  if (state == nullptr) {
-    auto made = std::make_unique<NcclState>();
-    state = made.get();
-    context->set_state(kStateName, std::move(made));
-  }
+  NcclState* state = &ensure_state(*context);
   if (state->comm == nullptr) {
     status = make_communicator(call, plan, state);
     if (!status.is_ok()) {

@@ -30,6 +30,11 @@ class NcclAlgorithm final : public Algorithm {
   bool offer(const CollectiveCall& call, void* payload, std::string* why_not) override;
   bool accepts(const CollectiveCall& call, std::string* why_not) const override;
   Status run(const CollectiveCall& call) override;
+
+ private:
+  // After offers showed ranks sharing a GPU: this rank stops offering while
+  // its buffers stay on that GPU (declining alone is always safe).
+  static void remember_shared_gpu(const CollectiveCall& call);
 };
 
 NcclAlgorithm& nccl_algorithm();
