@@ -166,7 +166,9 @@ Algorithm& Selection::choose(const protocol::CommContext& context, CollectiveCal
     if (why[i].empty()) {
       why[i] = "not every rank could take it (host buffers, or a decline, on some rank)";
     }
-    *reasons += (reasons->empty() ? "" : "; ") + std::string(algorithm->name()) + ": " + why[i];
+    if (reasons != nullptr) {
+      *reasons += (reasons->empty() ? "" : "; ") + std::string(algorithm->name()) + ": " + why[i];
+    }
   }
   return staged_algorithm();
 }
@@ -186,8 +188,10 @@ Status run_collective(CollectiveCall call) {
   if (!status.is_ok()) {
     return status;
   }
+  // The reasons are joined only where they may be logged: strings on every call cost.
   std::string reasons;
-  Algorithm& chosen = selection().choose(*context, &call, board, &reasons);
+  Algorithm& chosen =
+      selection().choose(*context, &call, board, log::enabled(log::Level::info) ? &reasons : nullptr);
   log_choice_once(*context, call, chosen, reasons);
   (chosen.runs_beside_host_ranks() ? g_staged : g_on_gpu).fetch_add(1, std::memory_order_relaxed);
   return chosen.run(call);

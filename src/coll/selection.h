@@ -21,8 +21,8 @@ class Selection {
   void use(std::vector<Algorithm*> algorithms);
   const std::vector<Algorithm*>& ordered() const { return ordered_; }
 
-  // The first algorithm that takes the call; `reasons` collects why the
-  // ones before it declined ("name: why; ..."). With the communicator's
+  // The first algorithm that takes the call; `reasons` (may be null)
+  // collects why the ones before it declined ("name: why; ..."). With the communicator's
   // board (blocking calls on communicators that have one), this rank
   // announces the call there, offering every algorithm that needs every
   // rank's buffers on a device and that it can take (each writes its offer
