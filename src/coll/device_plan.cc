@@ -9,12 +9,6 @@
 
 namespace cumpi::coll {
 
-namespace {
-
-bool in_place(const void* buffer) { return buffer == MPI_IN_PLACE; }
-
-}  // namespace
-
 bool is_reduction(Collective collective) {
   return collective == Collective::allreduce || collective == Collective::reduce ||
          collective == Collective::reduce_scatter_block;
@@ -164,7 +158,32 @@ bool buffers_on_device(const Plan& plan, std::string* why_not) {
     *why_not = "buffers not all in one GPU's device memory";
     return false;
   }
+  if ((plan.input == nullptr || plan.input_bytes == 0) && (plan.output == nullptr || plan.output_bytes == 0)) {
+    *why_not = "no bytes";
+    return false;
+  }
   return true;
+}
+
+bool fits_gpu_algorithms(const CollectiveCall& call, memory::ReductionType* element, memory::ReductionOp* op,
+                         std::string* why_not) {
+  if (call.request != nullptr) {
+    *why_not = "a nonblocking call";
+    return false;
+  }
+  if ((call.collective == Collective::alltoall || call.collective == Collective::reduce_scatter_block) &&
+      in_place(call.sendbuf)) {
+    *why_not = "in place";
+    return false;
+  }
+  if (!is_reduction(call.collective)) {
+    return true;
+  }
+  if (call.send_count <= 0) {
+    *why_not = "no elements";
+    return false;
+  }
+  return reduction_element(call, element, op, why_not);
 }
 
 }  // namespace cumpi::coll

@@ -35,6 +35,7 @@ struct Plan {
   int size = 0;
 };
 
+inline bool in_place(const void* buffer) { return buffer == MPI_IN_PLACE; }
 bool is_reduction(Collective collective);
 // Bytes of `count` elements of a type whose elements lie back to back from
 // the pointer on; false for any other layout.
@@ -43,12 +44,18 @@ bool contiguous_bytes(MPI_Datatype type, int count, std::size_t* bytes);
 // element's C layout for arrays of it to be the kernels' arrays.
 bool reduction_element(const CollectiveCall& call, memory::ReductionType* element, memory::ReductionOp* op,
                        std::string* why_not);
+// What no GPU algorithm takes, from the call's matching arguments alone:
+// nonblocking calls, in-place Alltoall and Reduce_scatter_block, reductions
+// of no elements or of a type and op the kernels lack. For the reductions
+// it takes, *element and *op are the kernels'.
+bool fits_gpu_algorithms(const CollectiveCall& call, memory::ReductionType* element, memory::ReductionOp* op,
+                         std::string* why_not);
 // This rank's plan; false with why for a call no GPU algorithm can take.
 bool plan_of(const CollectiveCall& call, Plan* plan, std::string* why_not);
 // The context this rank computes in: its output's, else its input's.
 void* context_of_plan(const Plan& plan);
 // Every buffer the plan reads or writes lies in one device allocation of
-// context_of_plan()'s.
+// context_of_plan()'s, and the plan moves some bytes: what a rank can offer.
 bool buffers_on_device(const Plan& plan, std::string* why_not);
 
 }  // namespace cumpi::coll

@@ -22,8 +22,6 @@ namespace cumpi::coll {
 
 namespace {
 
-bool in_place(const void* buffer) { return buffer == MPI_IN_PLACE; }
-
 // One buffer a rank lets its peers read.
 struct Exposed {
   transport::IpcExport handle;
@@ -306,38 +304,21 @@ bool block_large_enough(const CollectiveCall& call, std::string* why_not) {
 }  // namespace
 
 bool IpcAlgorithm::takes(const protocol::CommContext& context, const CollectiveCall& call, std::string* why_not) const {
-  if (call.request != nullptr) {
-    *why_not = "a nonblocking call";
+  memory::ReductionType element;
+  memory::ReductionOp op;
+  if (!fits_gpu_algorithms(call, &element, &op, why_not)) {
     return false;
   }
   if (context.size() > CUMPI_REDUCE_MOST_INPUTS) {
     *why_not = "more ranks than the kernels take";
     return false;
   }
-  if ((call.collective == Collective::alltoall || call.collective == Collective::reduce_scatter_block) &&
-      in_place(call.sendbuf)) {
-    *why_not = "in place";
-    return false;
-  }
-  if (is_reduction(call.collective)) {
-    memory::ReductionType element;
-    memory::ReductionOp op;
-    if (call.send_count <= 0) {
-      *why_not = "no elements";
-      return false;
-    }
-    return reduction_element(call, &element, &op, why_not);
-  }
-  return block_large_enough(call, why_not);
+  return is_reduction(call.collective) || block_large_enough(call, why_not);
 }
 
 bool IpcAlgorithm::offer(const CollectiveCall& call, void* payload, std::string* why_not) {
   Plan plan;
   if (!ipc_plan(call, &plan, why_not) || !buffers_on_device(plan, why_not)) {
-    return false;
-  }
-  if ((plan.input == nullptr || plan.input_bytes == 0) && (plan.output == nullptr || plan.output_bytes == 0)) {
-    *why_not = "no bytes";
     return false;
   }
   void* context = context_of_plan(plan);

@@ -50,8 +50,6 @@ class NcclState final : public protocol::CommState {
 
 NcclState* state_of(const protocol::CommContext& context) { return static_cast<NcclState*>(context.state(kStateName)); }
 
-bool in_place(const void* buffer) { return buffer == MPI_IN_PLACE; }
-
 // The UUID of the GPU this rank's buffers of the call are on.
 bool gpu_of_call(const CollectiveCall& call, unsigned char uuid[16]) {
   const memory::PointerInfo& where = memory::is_device(call.recv_where) ? call.recv_where : call.send_where;
@@ -133,8 +131,9 @@ Status enqueue(const CollectiveCall& call, const Plan& plan, nccl::Communicator*
 
 bool NcclAlgorithm::takes(const protocol::CommContext& context, const CollectiveCall& call,
                           std::string* why_not) const {
-  if (call.request != nullptr) {
-    *why_not = "a nonblocking call";
+  memory::ReductionType element;
+  memory::ReductionOp op;
+  if (!fits_gpu_algorithms(call, &element, &op, why_not)) {
     return false;
   }
   if (!memory::copy_engine().has_streams()) {
@@ -145,25 +144,9 @@ bool NcclAlgorithm::takes(const protocol::CommContext& context, const Collective
     *why_not = "its NCCL communicator could not be made: " + state->failed;
     return false;
   }
-  if ((call.collective == Collective::alltoall || call.collective == Collective::reduce_scatter_block) &&
-      in_place(call.sendbuf)) {
-    *why_not = "in place";
+  if (is_reduction(call.collective) && !nccl::reduces(element, op)) {
+    *why_not = "a type or op NCCL does not reduce";
     return false;
-  }
-  if (is_reduction(call.collective)) {
-    memory::ReductionType element;
-    memory::ReductionOp op;
-    if (call.send_count <= 0) {
-      *why_not = "no elements";
-      return false;
-    }
-    if (!reduction_element(call, &element, &op, why_not)) {
-      return false;
-    }
-    if (!nccl::reduces(element, op)) {
-      *why_not = "a type or op NCCL does not reduce";
-      return false;
-    }
   }
   return nccl::available(why_not);
 }
@@ -186,10 +169,6 @@ bool NcclAlgorithm::offer(const CollectiveCall& call, void* payload, std::string
   }
   Plan plan;
   if (!plan_of(call, &plan, why_not) || !buffers_on_device(plan, why_not)) {
-    return false;
-  }
-  if ((plan.input == nullptr || plan.input_bytes == 0) && (plan.output == nullptr || plan.output_bytes == 0)) {
-    *why_not = "no bytes";
     return false;
   }
   if (state != nullptr && state->comm != nullptr && state->context != context_of_plan(plan)) {

@@ -136,6 +136,16 @@ bool op_of(memory::ReductionOp op, ncclRedOp_t* out) {
   }
 }
 
+// NCCL's type and op for a reduction, or an error naming `call` for one
+// NCCL does not have (the algorithm declined those before).
+Status native_reduction(memory::ReductionType type, memory::ReductionOp op, const char* call,
+                        ncclDataType_t* native_type, ncclRedOp_t* native_op) {
+  if (!type_of(type, native_type) || !op_of(op, native_op)) {
+    return Status::error(StatusCode::internal, std::string(call) + ": a type or op NCCL does not reduce");
+  }
+  return Status::ok();
+}
+
 cudaStream_t native(void* stream) { return static_cast<cudaStream_t>(stream); }
 
 }  // namespace
@@ -153,7 +163,7 @@ std::string version() { return library().version; }
 bool reduces(memory::ReductionType type, memory::ReductionOp op) {
   ncclDataType_t native_type;
   ncclRedOp_t native_op;
-  return type_of(type, &native_type) && op_of(op, &native_op);
+  return native_reduction(type, op, "", &native_type, &native_op).is_ok();
 }
 
 Status unique_id(UniqueId* id) {
@@ -183,8 +193,9 @@ Status all_reduce(const void* send, void* receive, std::size_t count, memory::Re
                   memory::ReductionOp op, Communicator* comm, void* stream) {
   ncclDataType_t native_type;
   ncclRedOp_t native_op;
-  if (!type_of(type, &native_type) || !op_of(op, &native_op)) {
-    return Status::error(StatusCode::internal, "ncclAllReduce: a type or op NCCL does not reduce");
+  Status status = native_reduction(type, op, "ncclAllReduce", &native_type, &native_op);
+  if (!status.is_ok()) {
+    return status;
   }
   return checked(nccl().ncclAllReduce(send, receive, count, native_type, native_op, native(comm), native(stream)),
                  "ncclAllReduce", comm);
@@ -194,8 +205,9 @@ Status reduce(const void* send, void* receive, std::size_t count, memory::Reduct
               int root, Communicator* comm, void* stream) {
   ncclDataType_t native_type;
   ncclRedOp_t native_op;
-  if (!type_of(type, &native_type) || !op_of(op, &native_op)) {
-    return Status::error(StatusCode::internal, "ncclReduce: a type or op NCCL does not reduce");
+  Status status = native_reduction(type, op, "ncclReduce", &native_type, &native_op);
+  if (!status.is_ok()) {
+    return status;
   }
   return checked(nccl().ncclReduce(send, receive, count, native_type, native_op, root, native(comm), native(stream)),
                  "ncclReduce", comm);
@@ -215,8 +227,9 @@ Status reduce_scatter(const void* send, void* receive, std::size_t count_each, m
                       memory::ReductionOp op, Communicator* comm, void* stream) {
   ncclDataType_t native_type;
   ncclRedOp_t native_op;
-  if (!type_of(type, &native_type) || !op_of(op, &native_op)) {
-    return Status::error(StatusCode::internal, "ncclReduceScatter: a type or op NCCL does not reduce");
+  Status status = native_reduction(type, op, "ncclReduceScatter", &native_type, &native_op);
+  if (!status.is_ok()) {
+    return status;
   }
   return checked(
       nccl().ncclReduceScatter(send, receive, count_each, native_type, native_op, native(comm), native(stream)),
