@@ -16,9 +16,9 @@ bool any_on_device(const void* sendbuf, const void* recvbuf) {
 }
 
 // A collective of the seam (coll/selection.h): where its buffers lie,
-// asked once; host buffers to the MPI library, after announcing a blocking
-// call where the communicator's ranks agree on GPU algorithms
-// (coll/agreement.h); device buffers to the engine.
+// asked once; host buffers to the MPI library, after announcing the call
+// where the communicator's ranks agree on GPU algorithms (coll/agreement.h);
+// device buffers to the engine.
 template <typename RealCall>
 int seam_call(coll::CollectiveCall call, RealCall real_call, const char* caller = __builtin_FUNCTION()) {
   call.send_where = memory::locate(call.sendbuf, call.send_count, call.send_type);
@@ -26,12 +26,13 @@ int seam_call(coll::CollectiveCall call, RealCall real_call, const char* caller 
   call.recv_where = exchange ? memory::locate(call.recvbuf, call.recv_count, call.recv_type)
                              : memory::locate(call.recvbuf, call.send_count, call.send_type);
   if (!memory::is_device(call.send_where) && !memory::is_device(call.recv_where)) {
-    if (call.request == nullptr && coll::host_calls_announce()) {
-      coll::announce_host_call(call.comm);
+    if (coll::host_calls_announce()) {
+      coll::announce_host_call(call.comm, call.request == nullptr);
     }
     return real_call();
   }
-  return in_engine(call.comm, [call] { return coll::run_collective(call); }, caller);
+  return in_engine(
+      call.comm, [call] { return coll::run_collective(call); }, caller);
 }
 
 coll::CollectiveCall reduction_call(coll::Collective collective, const void* sendbuf, void* recvbuf, int count,
@@ -87,50 +88,66 @@ coll::CollectiveCall exchange_call(coll::Collective collective, const void* send
 }  // namespace
 
 int intercept_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return seam_call(allreduce_call(sendbuf, recvbuf, count, type, op, comm, nullptr), [=] { return real().Allreduce(sendbuf, recvbuf, count, type, op, comm); });
+  return seam_call(allreduce_call(sendbuf, recvbuf, count, type, op, comm, nullptr),
+                   [=] { return real().Allreduce(sendbuf, recvbuf, count, type, op, comm); });
 }
 
 int intercept_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                          MPI_Request* request) {
-  return seam_call(allreduce_call(sendbuf, recvbuf, count, type, op, comm, request), [=] { return real().Iallreduce(sendbuf, recvbuf, count, type, op, comm, request); });
+  return seam_call(allreduce_call(sendbuf, recvbuf, count, type, op, comm, request),
+                   [=] { return real().Iallreduce(sendbuf, recvbuf, count, type, op, comm, request); });
 }
 
 int intercept_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                      MPI_Comm comm) {
-  return seam_call(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, nullptr), [=] { return real().Reduce(sendbuf, recvbuf, count, type, op, root, comm); });
+  return seam_call(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, nullptr),
+                   [=] { return real().Reduce(sendbuf, recvbuf, count, type, op, root, comm); });
 }
 
 int intercept_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                       MPI_Comm comm, MPI_Request* request) {
-  return seam_call(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, request), [=] { return real().Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request); });
+  return seam_call(reduce_call(sendbuf, recvbuf, count, type, op, root, comm, request),
+                   [=] { return real().Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request); });
 }
 
 int intercept_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  return seam_call(bcast_call(buf, count, type, root, comm, nullptr), [=] { return real().Bcast(buf, count, type, root, comm); });
+  return seam_call(bcast_call(buf, count, type, root, comm, nullptr),
+                   [=] { return real().Bcast(buf, count, type, root, comm); });
 }
 
 int intercept_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
-  return seam_call(bcast_call(buf, count, type, root, comm, request), [=] { return real().Ibcast(buf, count, type, root, comm, request); });
+  return seam_call(bcast_call(buf, count, type, root, comm, request),
+                   [=] { return real().Ibcast(buf, count, type, root, comm, request); });
 }
 
 int intercept_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm) {
-  return seam_call(exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr), [=] { return real().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
+  return seam_call(exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                 recvtype, comm, nullptr),
+                   [=] { return real().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
 int intercept_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return seam_call(exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), [=] { return real().Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
+  return seam_call(
+      exchange_call(coll::Collective::allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                    request),
+      [=] { return real().Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
 }
 
 int intercept_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                        MPI_Datatype recvtype, MPI_Comm comm) {
-  return seam_call(exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr), [=] { return real().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
+  return seam_call(exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm, nullptr),
+                   [=] { return real().Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
 int intercept_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return seam_call(exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request), [=] { return real().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
+  return seam_call(
+      exchange_call(coll::Collective::alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                    request),
+      [=] { return real().Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
 }
 
 int intercept_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -205,7 +222,8 @@ int intercept_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvc
 
 int intercept_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                                    MPI_Comm comm) {
-  return seam_call(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, nullptr), [=] { return real().Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm); });
+  return seam_call(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, nullptr),
+                   [=] { return real().Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm); });
 }
 
 int intercept_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
@@ -322,7 +340,8 @@ int intercept_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recv
 
 int intercept_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                                     MPI_Comm comm, MPI_Request* request) {
-  return seam_call(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, request), [=] { return real().Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request); });
+  return seam_call(reduce_scatter_block_call(sendbuf, recvbuf, recvcount, type, op, comm, request),
+                   [=] { return real().Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request); });
 }
 
 int intercept_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,

@@ -15,7 +15,7 @@ namespace cumpi::pass_through {
 // Host memory by construction (NULL, the first page, heap, stack, image).
 using memory::known_host;
 
-// Blocking collectives of the seam on host buffers announce themselves
+// Collectives of the seam on host buffers announce themselves
 // (coll/agreement.h) while an algorithm that needs agreement is configured.
 using coll::host_calls_announce;
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "coll/agreement.h"
 #include "coll/staged_algorithm.h"
 #include "protocol/node_map.h"
+#include "runtime/config.h"
 
 namespace cumpi::coll {
 namespace {
@@ -99,8 +101,10 @@ TEST_F(CollSelectionTest, PassesOverAlgorithmsThatNeedEveryRankOnADevice) {
 }
 
 // Two ranks on one board, each choosing on its own thread.
+// Nonblocking: the calls carry a request.
 std::vector<const Algorithm*> choices_of_two(const Selection* const (&selections)[2],
-                                             const protocol::CommContext& context, int calls) {
+                                             const protocol::CommContext& context, int calls,
+                                             bool nonblocking = false) {
   std::vector<unsigned char> memory(AgreementBoard::bytes_for(2));
   std::unique_ptr<AgreementBoard> boards[2] = {AgreementBoard::attach(memory.data(), 0, 2),
                                                AgreementBoard::attach(memory.data(), 1, 2)};
@@ -111,6 +115,8 @@ std::vector<const Algorithm*> choices_of_two(const Selection* const (&selections
       for (int call = 0; call < calls; ++call) {
         CollectiveCall one;
         one.send_count = 5000;
+        MPI_Request request = MPI_REQUEST_NULL;
+        one.request = nonblocking ? &request : nullptr;
         std::string reasons;
         chosen[static_cast<std::size_t>(2 * call + rank)] =
             &selections[rank]->choose(context, &one, boards[rank].get(), &reasons);
@@ -137,6 +143,37 @@ TEST_F(CollSelectionTest, AnAlgorithmNeedingAgreementRunsWhereEveryRankOffersIt)
   for (const Algorithm* chosen : choices_of_two(both, one_node(), 50)) EXPECT_EQ(chosen, &gpu_only);
 }
 
+// CUMPI_COLL_START_WAIT set for one test.
+class StartWait {
+ public:
+  explicit StartWait(const char* microseconds) {
+    setenv("CUMPI_COLL_START_WAIT", microseconds, 1);
+    load_config(false);
+  }
+  ~StartWait() {
+    unsetenv("CUMPI_COLL_START_WAIT");
+    load_config(false);
+  }
+};
+
+TEST_F(CollSelectionTest, NonblockingCallsStartedInTimeRunOnTheAgreedAlgorithm) {
+  const StartWait wait("60000000");  // a minute: never runs out here
+  FakeAlgorithm gpu_only("gpu_only", 1, false);
+  Selection selection;
+  selection.use({&gpu_only, &staged_algorithm()});
+  const Selection* const both[2] = {&selection, &selection};
+  for (const Algorithm* chosen : choices_of_two(both, one_node(), 300, true)) EXPECT_EQ(chosen, &gpu_only);
+}
+
+TEST_F(CollSelectionTest, NonblockingCallsWithoutAStartWaitAreStaged) {
+  const StartWait wait("0");
+  FakeAlgorithm gpu_only("gpu_only", 1, false);
+  Selection selection;
+  selection.use({&gpu_only, &staged_algorithm()});
+  const Selection* const both[2] = {&selection, &selection};
+  for (const Algorithm* chosen : choices_of_two(both, one_node(), 20, true)) EXPECT_EQ(chosen, &staged_algorithm());
+}
+
 TEST_F(CollSelectionTest, OneRankWithoutTheOfferSendsEveryRankToTheStagedAlgorithm) {
   FakeAlgorithm offering("gpu_only", 1, false);
   FakeAlgorithm declining("gpu_only", 1, false);
@@ -156,7 +193,10 @@ TEST_F(CollSelectionTest, OneRankWithoutTheOfferSendsEveryRankToTheStagedAlgorit
 class RegionAlgorithm final : public Algorithm {
  public:
   RegionAlgorithm(const char* name, std::size_t bytes, unsigned char base, int rank, bool accepting)
-      : name_(name), bytes_(bytes), base_(base), marker_(static_cast<unsigned char>(base + rank)),
+      : name_(name),
+        bytes_(bytes),
+        base_(base),
+        marker_(static_cast<unsigned char>(base + rank)),
         accepting_(accepting) {}
   const char* name() const override { return name_; }
   bool runs_beside_host_ranks() const override { return false; }

@@ -69,18 +69,20 @@ class NcclAlgorithmTest : public ::testing::Test {
   void TearDown() override { protocol::forget_node_map(); }
 };
 
-TEST_F(NcclAlgorithmTest, DeclinesNonblockingCallsAndTheEmulationBackend) {
+TEST_F(NcclAlgorithmTest, DeclinesInPlaceAlltoallAndTheEmulationBackend) {
   const protocol::CommContext context({0, 1}, {0, 1}, false);
   CollectiveCall call;
-  call.collective = Collective::bcast;
+  call.collective = Collective::alltoall;
   call.send_count = 1024;
   call.send_type = MPI_BYTE;
-  MPI_Request request = MPI_REQUEST_NULL;
-  call.request = &request;
+  call.sendbuf = MPI_IN_PLACE;
   std::string why_not;
   EXPECT_FALSE(nccl_algorithm().takes(context, call, &why_not));
-  EXPECT_EQ(why_not, "a nonblocking call");
-  call.request = nullptr;
+  EXPECT_EQ(why_not, "in place");
+  // Nonblocking calls are taken as blocking ones (they run in their start).
+  call.collective = Collective::bcast;
+  MPI_Request request = MPI_REQUEST_NULL;
+  call.request = &request;
   EXPECT_FALSE(nccl_algorithm().takes(context, call, &why_not));  // the unit tests' backend is the emulation's
   EXPECT_EQ(why_not, "no CUDA streams (the emulation backend)");
 }

@@ -3,6 +3,7 @@
 #include <memory>
 #include <thread>
 
+#include "protocol/channel.h"
 #include "protocol/progress.h"
 #include "runtime/engine_lock.h"
 #include "runtime/log.h"
@@ -62,6 +63,28 @@ AgreementBoard* agreement_board(protocol::CommContext& context, MPI_Comm comm, S
   return state.board.get();
 }
 
+AgreementBoard* existing_board(protocol::CommContext& context) {
+  if (!host_calls_announce()) {
+    return nullptr;
+  }
+  auto* state = static_cast<CollectiveState*>(context.collective_state());
+  return state != nullptr ? state->board.get() : nullptr;
+}
+
+namespace {
+
+// The MPI library advances its own nonblocking collectives only inside MPI
+// calls; a look for any message on cumpi's channel is the cheapest.
+void let_mpi_progress() {
+  if (protocol::channel().comm == MPI_COMM_NULL) {
+    return;  // no engine (unit tests)
+  }
+  int found = 0;
+  real_mpi().Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, protocol::channel().comm, &found, MPI_STATUS_IGNORE);
+}
+
+}  // namespace
+
 AgreementBoard::WaitHook polite_wait() {
   constexpr unsigned kSpins = 256;
   return [polls = 0U]() mutable {
@@ -72,19 +95,20 @@ AgreementBoard::WaitHook polite_wait() {
       return;
     }
     protocol::progress_now_and_then();
+    let_mpi_progress();
     runtime::yield_engine();
     std::this_thread::yield();
   };
 }
 
-void announce_host_call(MPI_Comm comm) {
+void announce_host_call(MPI_Comm comm, bool blocking) {
   const runtime::EngineEntry entry;
   Status status;
   protocol::CommContext* context = protocol::kept_context_of(comm, &status);
   if (context == nullptr) {
     return;
   }
-  AgreementBoard* board = agreement_board(*context, comm, &status);
+  AgreementBoard* board = blocking ? agreement_board(*context, comm, &status) : existing_board(*context);
   if (board != nullptr) {
     board->announce(0);
   }

@@ -25,15 +25,21 @@ void set_host_calls_announce(bool on);
 // null where the communicator has none (another shape, or shared memory
 // could not be had: every rank then knows). Collective on the first call.
 AgreementBoard* agreement_board(protocol::CommContext& context, MPI_Comm comm, Status* status);
+// For nonblocking calls, whose start must not wait for other ranks: the
+// board made by an earlier blocking call, else null. Every rank made the
+// same calls before, so every rank finds the same.
+AgreementBoard* existing_board(protocol::CommContext& context);
 
 // How a rank waits on the board: spins a little, then progresses the
-// engine, lets waiting threads have it, and yields the CPU (ranks may
-// outnumber cores).
+// engine and the MPI library (a peer may wait in a nonblocking collective
+// this rank started on the staged path), lets waiting threads have the
+// engine, and yields the CPU (ranks may outnumber cores).
 AgreementBoard::WaitHook polite_wait();
 
-// A blocking collective of the seam on host buffers: announces "nothing
-// offered" where the communicator has a board (making it on first use).
-// Errors are left to the MPI library's own call that follows.
-void announce_host_call(MPI_Comm comm);
+// A collective of the seam on host buffers: announces "nothing offered"
+// where the communicator has a board (a blocking call makes it on first
+// use, a nonblocking one only uses an existing one). Errors are left to the
+// MPI library's own call that follows.
+void announce_host_call(MPI_Comm comm, bool blocking);
 
 }  // namespace cumpi::coll

@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
+#include "runtime/stats.h"
 
 namespace cumpi::coll {
 
@@ -21,8 +23,8 @@ namespace cumpi::coll {
 // its rank only and read by the others.
 struct alignas(128) AgreementBoard::Slot {
   std::atomic<std::uint64_t> progress;
-  std::atomic<std::uint64_t> failed_call;  // the last call this rank could not go on in
-  std::atomic<unsigned> offers;            // of the call last announced
+  std::atomic<std::uint64_t> failed_call;   // the last call this rank could not go on in
+  std::atomic<std::uint64_t> announcement;  // the call last announced, and its offers (word_of)
   int pid;
   alignas(64) unsigned char payload[kPayloadBytes];
 };
@@ -31,6 +33,18 @@ static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the board is sha
 namespace {
 
 constexpr std::size_t kNameBytes = 64;
+constexpr unsigned kOfferBits = AgreementBoard::kMostAlgorithms;
+constexpr std::uint64_t kOfferMask = (std::uint64_t{1} << kOfferBits) - 1;
+
+// A call and offers in one word: announcements and decisions.
+std::uint64_t word_of(std::uint64_t call, unsigned offers) { return call << kOfferBits | offers; }
+std::uint64_t call_in(std::uint64_t word) { return word >> kOfferBits; }
+unsigned offers_in(std::uint64_t word) { return static_cast<unsigned>(word & kOfferMask); }
+
+// The ring of decision words, after the slots; zero (call 0) is "not yet".
+struct alignas(128) Decisions {
+  std::atomic<std::uint64_t> word[AgreementBoard::kDecisionRing];
+};
 
 std::atomic<std::uint64_t> g_boards_made{0};
 std::atomic<std::uint64_t> g_boards_released{0};
@@ -101,12 +115,15 @@ BoardCounts board_counts() {
   return BoardCounts{g_boards_made.load(std::memory_order_relaxed), g_boards_released.load(std::memory_order_relaxed)};
 }
 
-std::size_t AgreementBoard::bytes_for(int size) { return sizeof(Slot) * static_cast<std::size_t>(size); }
+std::size_t AgreementBoard::bytes_for(int size) {
+  return sizeof(Slot) * static_cast<std::size_t>(size) + sizeof(Decisions);
+}
 
 void AgreementBoard::initialise_own_slot() {
   auto* own = new (static_cast<Slot*>(memory_) + rank_) Slot();
   own->pid = static_cast<int>(getpid());
   own->failed_call.store(0, std::memory_order_relaxed);
+  own->announcement.store(0, std::memory_order_relaxed);
   own->progress.store(0, std::memory_order_release);
 }
 
@@ -157,6 +174,12 @@ Status AgreementBoard::create(MPI_Comm comm, int rank, int size, std::unique_ptr
 
 AgreementBoard::Slot& AgreementBoard::slot(int rank) const { return static_cast<Slot*>(memory_)[rank]; }
 
+// The ring lies after the slots, zeroed with the segment (or by attach()'s caller).
+std::atomic<std::uint64_t>& AgreementBoard::decision_of(std::uint64_t call) const {
+  auto* decisions = reinterpret_cast<Decisions*>(static_cast<Slot*>(memory_) + size_);
+  return decisions->word[call % kDecisionRing];
+}
+
 int AgreementBoard::pid_of(int rank) const { return slot(rank).pid; }
 
 void* AgreementBoard::own_payload() { return slot(rank_).payload; }
@@ -169,25 +192,83 @@ std::uint64_t AgreementBoard::progress_of(std::uint64_t call, unsigned step) { r
 std::uint64_t AgreementBoard::announce(unsigned offers) {
   const std::uint64_t call = ++calls_;
   Slot& own = slot(rank_);
-  own.offers.store(offers, std::memory_order_relaxed);
   own.progress.store(progress_of(call, 0), std::memory_order_release);
+  own.announcement.store(word_of(call, offers), std::memory_order_release);
   return call;
 }
 
 unsigned AgreementBoard::agree(std::uint64_t call, unsigned offers, const WaitHook& between_polls) const {
-  const std::uint64_t announced = progress_of(call, 0);
-  const std::uint64_t past_call = progress_of(call + 1, 0);
   unsigned agreed = offers;
   for (int r = 0; r < size_ && agreed != 0; ++r) {
     const Slot& other = slot(r);
-    std::uint64_t progress = other.progress.load(std::memory_order_acquire);
-    while (progress < announced) {
+    std::uint64_t announced = other.announcement.load(std::memory_order_acquire);
+    while (call_in(announced) < call) {
       between_polls();
-      progress = other.progress.load(std::memory_order_acquire);
+      announced = other.announcement.load(std::memory_order_acquire);
     }
-    agreed &= progress >= past_call ? 0U : other.offers.load(std::memory_order_relaxed);
+    agreed &= call_in(announced) > call ? 0U : offers_in(announced);
   }
   return agreed;
+}
+
+bool AgreementBoard::may_decide_next() const {
+  const std::uint64_t next = calls_ + 1;
+  if (next <= kDecisionRing) {
+    return true;
+  }
+  const std::uint64_t word_last_used_by = next - kDecisionRing;
+  for (int r = 0; r < size_; ++r) {
+    if (call_in(slot(r).announcement.load(std::memory_order_acquire)) <= word_last_used_by) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A rank that saw every rank's offers sets the word to their intersection,
+// one whose wait ran out to 0; the first to swap wins and every rank reads
+// it. Where one rank offered none of this rank's offers, no rank can set
+// anything but 0, and no word is needed. A rank seen past the call left it
+// by the word (set, then, and read again here: it may have been set after
+// this rank's first look) or because some rank offered nothing.
+unsigned AgreementBoard::agree_within(std::uint64_t call, unsigned offers, double seconds,
+                                      const WaitHook& between_polls) {
+  std::atomic<std::uint64_t>& decision = decision_of(call);
+  const auto decided_now = [&]() -> std::optional<unsigned> {
+    const std::uint64_t word = decision.load(std::memory_order_acquire);
+    return call_in(word) == call ? std::optional<unsigned>(offers_in(word)) : std::nullopt;
+  };
+  const double deadline = stats::now_seconds() + seconds;
+  for (;;) {
+    std::uint64_t seen = decision.load(std::memory_order_acquire);
+    if (call_in(seen) == call) {
+      return offers_in(seen);
+    }
+    unsigned agreed = offers;
+    bool everyone_announced = true;
+    for (int r = 0; r < size_ && agreed != 0; ++r) {
+      const std::uint64_t announced = slot(r).announcement.load(std::memory_order_acquire);
+      if (call_in(announced) > call) {
+        return decided_now().value_or(0U);
+      }
+      if (call_in(announced) < call) {
+        everyone_announced = false;
+      } else {
+        agreed &= offers_in(announced);
+      }
+    }
+    if (agreed == 0) {
+      return 0;
+    }
+    if (everyone_announced || stats::now_seconds() >= deadline) {
+      const std::uint64_t decided = word_of(call, everyone_announced ? agreed : 0U);
+      if (decision.compare_exchange_strong(seen, decided, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        return offers_in(decided);
+      }
+      continue;  // another rank decided: the next look reads it
+    }
+    between_polls();
+  }
 }
 
 void AgreementBoard::arrive(std::uint64_t call, unsigned step, bool ok) {

@@ -13,11 +13,23 @@
 // too), so ranks with host buffers never wait for a GPU algorithm that
 // cannot come.
 //
-// A slot's progress word counts (call, step) pairs and only grows. A rank
-// seen past the call at its announcement is one that left it without the
-// GPU algorithm (which cannot finish without every rank): it offered
-// nothing. A rank that cannot go on at some step records the call as
-// failed in its slot, where every rank sees it at that step and after.
+// A slot's announcement word holds the call a rank announced last with its
+// offers, in one word (read apart, a rank's offers could be those of its
+// next call). Its progress word counts (call, step) pairs; both only grow.
+// A rank seen past the call at its announcement is one that left it
+// without the GPU algorithm (which cannot finish without every rank): it
+// offered nothing. A rank that cannot go on at some step records the call
+// as failed in its slot, where every rank sees it at that step and after.
+//
+// Nonblocking calls are announced too, but their start must not wait for
+// the other ranks (MPI makes it local): a rank waits for the others' offers
+// a bounded time only. Whether the call runs on the GPU is then settled by
+// one word per call, set once by compare-and-swap: to the agreed offers by
+// a rank that saw every rank offer, or to "none" by a rank whose wait ran
+// out; every rank follows that word. The words form a ring of
+// kDecisionRing; a call may use its word only when every rank announced a
+// call past the one that used the word before (may_decide_next), and a
+// rank that finds it may not offers nothing, which needs no word.
 #pragma once
 
 #include <atomic>
@@ -36,6 +48,10 @@ class AgreementBoard {
   static constexpr std::size_t kPayloadBytes = 448;
   // Steps of one call after its announcement (1..kSteps).
   static constexpr unsigned kSteps = 6;
+  // Offers are a bit per algorithm (coll/selection.h lists at most this many).
+  static constexpr unsigned kMostAlgorithms = 8;
+  // Decision words of nonblocking calls, used in turn.
+  static constexpr std::uint64_t kDecisionRing = 256;
 
   // Collective over `comm` (an intra-communicator of `size` ranks of one
   // node): every rank at the same collective call. *out stays null when
@@ -73,6 +89,14 @@ class AgreementBoard {
   // intersection), once every rank announced it, or 0 as soon as one rank
   // shows it offered none of them.
   unsigned agree(std::uint64_t call, unsigned offers, const WaitHook& between_polls) const;
+  // Nonblocking calls. Whether the call announced next may use its decision
+  // word: every rank announced past the call that used it last. Where not,
+  // a rank announces the call with no offers.
+  bool may_decide_next() const;
+  // After announcing nonblocking `call` with offers: what agree() gives
+  // when every rank announced it within `seconds`, else 0; the same on every
+  // rank (the call's decision word).
+  unsigned agree_within(std::uint64_t call, unsigned offers, double seconds, const WaitHook& between_polls);
   // Step `step` of `call`: this rank is there (`ok` false: it cannot go on).
   void arrive(std::uint64_t call, unsigned step, bool ok);
   // Until every rank arrived at `step` of `call` (or went past it); whether
@@ -84,6 +108,7 @@ class AgreementBoard {
   AgreementBoard(void* memory, std::size_t bytes, int rank, int size, bool owned);
   void initialise_own_slot();
   Slot& slot(int rank) const;
+  std::atomic<std::uint64_t>& decision_of(std::uint64_t call) const;
   static std::uint64_t progress_of(std::uint64_t call, unsigned step);
 
   void* memory_;

@@ -167,10 +167,6 @@ bool buffers_on_device(const Plan& plan, std::string* why_not) {
 
 bool fits_gpu_algorithms(const CollectiveCall& call, memory::ReductionType* element, memory::ReductionOp* op,
                          std::string* why_not) {
-  if (call.request != nullptr) {
-    *why_not = "a nonblocking call";
-    return false;
-  }
   if ((call.collective == Collective::alltoall || call.collective == Collective::reduce_scatter_block) &&
       in_place(call.sendbuf)) {
     *why_not = "in place";

@@ -45,9 +45,9 @@ bool contiguous_bytes(MPI_Datatype type, int count, std::size_t* bytes);
 bool reduction_element(const CollectiveCall& call, memory::ReductionType* element, memory::ReductionOp* op,
                        std::string* why_not);
 // What no GPU algorithm takes, from the call's matching arguments alone:
-// nonblocking calls, in-place Alltoall and Reduce_scatter_block, reductions
-// of no elements or of a type and op the kernels lack. For the reductions
-// it takes, *element and *op are the kernels'.
+// in-place Alltoall and Reduce_scatter_block, reductions of no elements or
+// of a type and op the kernels lack. For the reductions it takes, *element
+// and *op are the kernels'.
 bool fits_gpu_algorithms(const CollectiveCall& call, memory::ReductionType* element, memory::ReductionOp* op,
                          std::string* why_not);
 // This rank's plan; false with why for a call no GPU algorithm can take.

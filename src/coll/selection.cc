@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bitset>
+#include <cctype>
 #include <cstdlib>
 #include <memory>
 
@@ -10,6 +11,8 @@
 #include "coll/ipc_algorithm.h"
 #include "coll/nccl_algorithm.h"
 #include "coll/staged_algorithm.h"
+#include "protocol/progress.h"
+#include "runtime/config.h"
 #include "runtime/log.h"
 
 namespace cumpi::coll {
@@ -22,8 +25,19 @@ std::atomic<std::uint64_t> g_staged{0};
 // The collectives of one communicator whose choice was said already.
 class SaidChoices final : public protocol::CommState {
  public:
-  std::bitset<static_cast<std::size_t>(Collective::count)> said;
+  std::bitset<2 * static_cast<std::size_t>(Collective::count)> said;  // blocking, then nonblocking forms
 };
+
+// MPI_Allreduce, or MPI_Iallreduce for a nonblocking call.
+std::string call_name(const CollectiveCall& call) {
+  std::string name = collective_name(call.collective);
+  constexpr std::size_t kAfterPrefix = 4;  // "MPI_"
+  if (call.request != nullptr) {
+    name[kAfterPrefix] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[kAfterPrefix])));
+    name.insert(kAfterPrefix, "I");
+  }
+  return name;
+}
 
 void log_choice_once(protocol::CommContext& context, const CollectiveCall& call, const Algorithm& chosen,
                      const std::string& reasons) {
@@ -36,14 +50,15 @@ void log_choice_once(protocol::CommContext& context, const CollectiveCall& call,
     choices = made.get();
     context.set_state("coll.said", std::move(made));
   }
-  const auto index = static_cast<std::size_t>(call.collective);
+  const auto index = static_cast<std::size_t>(call.collective) +
+                     (call.request != nullptr ? static_cast<std::size_t>(Collective::count) : 0);
   if (choices->said.test(index)) {
     return;
   }
   choices->said.set(index);
   CUMPI_LOG(info, "%s on device buffers of a communicator of %d ranks on %d node%s takes %s%s%s",
-            collective_name(call.collective), context.size(), context.nodes(), context.nodes() == 1 ? "" : "s",
-            chosen.name(), reasons.empty() ? "" : " (", reasons.empty() ? "" : (reasons + ")").c_str());
+            call_name(call).c_str(), context.size(), context.nodes(), context.nodes() == 1 ? "" : "s", chosen.name(),
+            reasons.empty() ? "" : " (", reasons.empty() ? "" : (reasons + ")").c_str());
 }
 
 }  // namespace
@@ -102,6 +117,11 @@ void Selection::configure(const std::vector<std::string>& names) {
 
 void Selection::use(std::vector<Algorithm*> algorithms) {
   ordered_ = std::move(algorithms);
+  if (ordered_.size() > AgreementBoard::kMostAlgorithms) {
+    CUMPI_LOG(error, "%zu collective algorithms, the board's offers hold %u", ordered_.size(),
+              AgreementBoard::kMostAlgorithms);
+    std::abort();
+  }
   offsets_.assign(ordered_.size(), 0);
   std::size_t next = 0;
   for (std::size_t i = 0; i < ordered_.size(); ++i) {
@@ -120,9 +140,9 @@ namespace {
 
 // This rank's offers: a bit for each algorithm needing agreement that takes
 // the call and could write its offer into its region of the board's
-// payload. Why the others did not, in `why`.
+// payload (none where `may_offer` is false). Why the others did not, in `why`.
 unsigned offers_of(const std::vector<Algorithm*>& ordered, const std::vector<std::size_t>& offsets,
-                   const protocol::CommContext& context, CollectiveCall* call, AgreementBoard* board,
+                   const protocol::CommContext& context, CollectiveCall* call, AgreementBoard* board, bool may_offer,
                    std::vector<std::string>* why) {
   unsigned offers = 0;
   for (std::size_t i = 0; i < ordered.size(); ++i) {
@@ -132,10 +152,15 @@ unsigned offers_of(const std::vector<Algorithm*>& ordered, const std::vector<std
       continue;
     }
     if (board == nullptr) {
-      why_not = call->request != nullptr ? "a nonblocking call"
-                                         : "needs every rank's buffers on a device, and this communicator has no "
-                                           "agreement board (ranks on several nodes, one rank, an "
-                                           "inter-communicator, or no shared memory)";
+      why_not = call->request != nullptr
+                    ? "a nonblocking call on a communicator without an agreement board (it is made at the first "
+                      "blocking collective of the seam there)"
+                    : "needs every rank's buffers on a device, and this communicator has no agreement board (ranks "
+                      "on several nodes, one rank, an inter-communicator, or no shared memory)";
+    } else if (!may_offer) {
+      why_not = call->request != nullptr && config().coll_start_wait == 0
+                    ? "a nonblocking call, and CUMPI_COLL_START_WAIT is 0"
+                    : "a nonblocking call while another rank is kDecisionRing calls behind on this communicator";
     } else if (algorithm->takes(context, *call, &why_not) &&
                algorithm->offer(*call, static_cast<char*>(board->own_payload()) + offsets[i], &why_not)) {
       offers |= 1U << i;
@@ -144,23 +169,56 @@ unsigned offers_of(const std::vector<Algorithm*>& ordered, const std::vector<std
   return offers;
 }
 
+// Blocking calls wait for every rank's announcement; nonblocking ones, whose
+// start is local, a bounded time (CUMPI_COLL_START_WAIT).
+unsigned agree_on(AgreementBoard* board, const CollectiveCall& call, unsigned offers) {
+  if (offers == 0) {
+    return 0;
+  }
+  if (call.request == nullptr) {
+    return board->agree(call.agreed_call, offers, polite_wait());
+  }
+  constexpr double kMicrosecond = 1e-6;
+  return board->agree_within(call.agreed_call, offers, static_cast<double>(config().coll_start_wait) * kMicrosecond,
+                             polite_wait());
+}
+
+}  // namespace
+
+namespace {
+
+// Where every rank offered but none of the offered algorithms runs (their
+// offers did not allow it): a rank must not announce its next call, writing
+// its payload, while another still reads this call's; one step holds them.
+void leave_agreed_call(AgreementBoard* board, const CollectiveCall& call, unsigned agreed) {
+  if (agreed != 0) {
+    board->arrive(call.agreed_call, 1, true);
+    board->wait_all(call.agreed_call, 1, polite_wait());
+  }
+}
+
 }  // namespace
 
 Algorithm& Selection::choose(const protocol::CommContext& context, CollectiveCall* call, AgreementBoard* board,
                              std::string* reasons) const {
   std::vector<std::string> why(ordered_.size());
-  const unsigned offers = offers_of(ordered_, offsets_, context, call, board, &why);
+  const bool may_offer =
+      board != nullptr && (call->request == nullptr || (config().coll_start_wait > 0 && board->may_decide_next()));
+  const unsigned offers = offers_of(ordered_, offsets_, context, call, board, may_offer, &why);
   unsigned agreed = 0;
   if (board != nullptr) {
     call->board = board;
     call->agreed_call = board->announce(offers);
-    agreed = offers != 0 ? board->agree(call->agreed_call, offers, polite_wait()) : 0U;
+    agreed = agree_on(board, *call, offers);
   }
   for (std::size_t i = 0; i < ordered_.size(); ++i) {
     Algorithm* algorithm = ordered_[i];
     call->payload_offset = offsets_[i];
-    if (algorithm->runs_beside_host_ranks() ? algorithm->takes(context, *call, &why[i])
-                                            : (agreed & (1U << i)) != 0 && algorithm->accepts(*call, &why[i])) {
+    if (!algorithm->runs_beside_host_ranks() && (agreed & (1U << i)) != 0 && algorithm->accepts(*call, &why[i])) {
+      return *algorithm;
+    }
+    if (algorithm->runs_beside_host_ranks() && algorithm->takes(context, *call, &why[i])) {
+      leave_agreed_call(board, *call, agreed);
       return *algorithm;
     }
     if (why[i].empty()) {
@@ -170,6 +228,7 @@ Algorithm& Selection::choose(const protocol::CommContext& context, CollectiveCal
       *reasons += (reasons->empty() ? "" : "; ") + std::string(algorithm->name()) + ": " + why[i];
     }
   }
+  leave_agreed_call(board, *call, agreed);
   return staged_algorithm();
 }
 
@@ -184,17 +243,26 @@ Status run_collective(CollectiveCall call) {
   if (context == nullptr) {
     return status;
   }
-  AgreementBoard* board = call.request == nullptr ? agreement_board(*context, call.comm, &status) : nullptr;
+  AgreementBoard* board =
+      call.request == nullptr ? agreement_board(*context, call.comm, &status) : existing_board(*context);
   if (!status.is_ok()) {
     return status;
   }
   // The reasons are joined only where they may be logged: strings on every call cost.
   std::string reasons;
-  Algorithm& chosen =
-      selection().choose(*context, &call, board, log::enabled(log::Level::info) ? &reasons : nullptr);
+  Algorithm& chosen = selection().choose(*context, &call, board, log::enabled(log::Level::info) ? &reasons : nullptr);
   log_choice_once(*context, call, chosen, reasons);
   (chosen.runs_beside_host_ranks() ? g_staged : g_on_gpu).fetch_add(1, std::memory_order_relaxed);
-  return chosen.run(call);
+  if (call.request == nullptr || chosen.runs_beside_host_ranks()) {
+    return chosen.run(call);
+  }
+  // A nonblocking call every rank started within the wait: they are all in
+  // it now, so it runs to the end here, as the blocking call does (its
+  // staged fallback too), and the request is complete when given.
+  MPI_Request* request = call.request;
+  call.request = nullptr;
+  status = chosen.run(call);
+  return status.is_ok() ? protocol::track_completed(request, call.comm) : status;
 }
 
 CollectiveCounts collective_counts() {

@@ -55,6 +55,9 @@ Status wait_serving(MPI_Request* request, MPI_Status* status);
 // Takes over `operation`, whose inner request is posted, and gives the user
 // its generalized request; errors of the operation go to comm's handler.
 Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request, MPI_Comm comm);
+// A request for a nonblocking collective that ran to its end in its start:
+// complete, with the empty status MPI gives a collective's request.
+Status track_completed(MPI_Request* user_request, MPI_Comm comm);
 
 // The outcome behind one of cumpi's generalized requests, while MPI has
 // not freed it; null for any other request.
