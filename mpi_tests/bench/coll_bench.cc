@@ -1,6 +1,6 @@
 // Collectives on device buffers, every algorithm in one run: the latency of
-// MPI_Allreduce (MPI_FLOAT, MPI_SUM), MPI_Bcast, MPI_Allgather and MPI_Reduce
-// from 8 bytes to --max, on device buffers with each of --routes (CUMPI_COLL
+// MPI_Allreduce (MPI_FLOAT, MPI_SUM), MPI_Bcast, MPI_Allgather and MPI_Reduce,
+// and of MPI_Iallreduce and MPI_Ibcast each started and waited for, from 8 bytes to --max, on device buffers with each of --routes (CUMPI_COLL
 // lists, switched between with cumpi_set_coll on every rank at once: nccl,
 // ipc, staged, or "default" for the configured list), and on host buffers
 // (route "host": the MPI library's own) beside them. A route names what is
@@ -9,7 +9,7 @@
 // Prints a table (the slowest rank's time per call); --csv FILE writes it.
 //
 //   mpirun -np 4 -x LD_PRELOAD=libcumpi.so coll_bench [--max BYTES] [--factor F]
-//       [--collectives allreduce,bcast,allgather,reduce] [--routes ipc,staged,host]
+//       [--collectives allreduce,bcast,allgather,reduce,iallreduce,ibcast] [--routes ipc,staged,host]
 //       [--iterations N] [--csv FILE]
 #include <dlfcn.h>
 #include <mpi.h>
@@ -32,7 +32,7 @@ namespace {
 struct Settings {
   std::size_t max_bytes = 256u << 20;
   std::size_t factor = 4;
-  std::vector<std::string> collectives{"allreduce", "bcast", "allgather", "reduce"};
+  std::vector<std::string> collectives{"allreduce", "bcast", "allgather", "reduce", "iallreduce"};
   std::vector<std::string> routes{"ipc", "staged", "host"};
   std::string csv;
   long iterations = 0;  // 0: scaled with the size
@@ -67,6 +67,13 @@ Settings parse(int argc, char** argv) {
       settings.iterations = std::strtol(value, nullptr, 10);
     else if (flag == "--csv")
       settings.csv = value;
+  }
+  const std::vector<std::string> known{"allreduce", "bcast", "allgather", "reduce", "iallreduce", "ibcast"};
+  for (const std::string& collective : settings.collectives) {
+    if (std::find(known.begin(), known.end(), collective) == known.end()) {
+      std::fprintf(stderr, "coll_bench: unknown collective %s\n", collective.c_str());
+      std::exit(2);
+    }
   }
   return settings;
 }
@@ -121,6 +128,18 @@ double measure(const std::string& collective, Memory memory, std::size_t bytes, 
     call = [&] { MPI_Reduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD); };
   } else if (collective == "bcast") {
     call = [&] { MPI_Bcast(send.data(), count, MPI_FLOAT, 0, MPI_COMM_WORLD); };
+  } else if (collective == "iallreduce") {
+    call = [&] {
+      MPI_Request request;
+      MPI_Iallreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    };
+  } else if (collective == "ibcast") {
+    call = [&] {
+      MPI_Request request;
+      MPI_Ibcast(send.data(), count, MPI_FLOAT, 0, MPI_COMM_WORLD, &request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    };
   } else {
     call = [&] { MPI_Allgather(send.data(), count, MPI_FLOAT, recv.data(), count, MPI_FLOAT, MPI_COMM_WORLD); };
   }
