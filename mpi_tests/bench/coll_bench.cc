@@ -1,12 +1,10 @@
 // Collectives on device buffers, every algorithm in one run: the latency of
 // MPI_Allreduce (MPI_FLOAT, MPI_SUM), MPI_Bcast, MPI_Allgather and MPI_Reduce,
-// and of MPI_Iallreduce and MPI_Ibcast each started and waited for, from 8 bytes to --max, on device buffers with each of --routes (CUMPI_COLL
-// lists, switched between with cumpi_set_coll on every rank at once: nccl,
-// ipc, staged, or "default" for the configured list), and on host buffers
-// (route "host": the MPI library's own) beside them. A route names what is
-// asked for: where it declines a call (ipc below CUMPI_COLL_IPC_COPY_MIN,
-// nccl on a shared GPU), the next algorithm runs.
-// Prints a table (the slowest rank's time per call); --csv FILE writes it.
+// and of MPI_Iallreduce and MPI_Ibcast each started and waited for, from 8 bytes to --max, on device buffers with each
+// of --routes (CUMPI_COLL lists, switched between with cumpi_set_coll on every rank at once: nccl, ipc, staged, or
+// "default" for the configured list), and on host buffers (route "host": the MPI library's own) beside them. A route
+// names what is asked for: where it declines a call (ipc below CUMPI_COLL_IPC_COPY_MIN, nccl on a shared GPU), the next
+// algorithm runs. Prints a table (the slowest rank's time per call); --csv FILE writes it.
 //
 //   mpirun -np 4 -x LD_PRELOAD=libcumpi.so coll_bench [--max BYTES] [--factor F]
 //       [--collectives allreduce,bcast,allgather,reduce,iallreduce,ibcast] [--routes ipc,staged,host]

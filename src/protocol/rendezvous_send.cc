@@ -152,10 +152,12 @@ bool RendezvousSend::advance(Status* error) {
       CUMPI_LOG(debug, "message %llu: %s from rank %d", static_cast<unsigned long long>(envelope_.message_id),
                 reply_.kind == ReplyKind::pull ? "pull request" : "FIN", status.MPI_SOURCE);
     }
-    if (flag != 0 && reply_.kind == ReplyKind::pull && transfer_ == nullptr) {
+    if (flag != 0 && reply_.kind == ReplyKind::pull) {
       if (reply_.every_message != 0) {
         chosen_->declined_by(status.MPI_SOURCE);
       }
+      // A transport that waited for the receiver's go-ahead (ucx) gives up.
+      transfer_.reset();
       serve_pull(status.MPI_SOURCE, error);
     } else if (flag != 0) {
       fin_ = true;

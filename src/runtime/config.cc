@@ -111,12 +111,14 @@ std::optional<log::Level> parse_log_level(std::string_view text) {
   return std::nullopt;
 }
 
-bool NameList::lists(std::string_view name) const {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
+bool NameList::lists(std::string_view name) const { return std::find(names.begin(), names.end(), name) != names.end(); }
 
 const std::vector<std::string>& known_transport_names() {
-  static const std::vector<std::string> names{"cuda_ipc", "staged"};
+#if CUMPI_HAVE_UCX
+  static const std::vector<std::string> names{"cuda_ipc", "ucx", "staged"};
+#else
+  static const std::vector<std::string> names{"cuda_ipc", "staged"};  // ucx: not built
+#endif
   return names;
 }
 
@@ -128,8 +130,7 @@ const std::vector<std::string>& known_coll_algorithm_names() {
 namespace {
 
 // Known names, each once; `last` appended when missing.
-bool parse_name_list(std::string_view text, const std::vector<std::string>& known, const char* last,
-                     NameList* out) {
+bool parse_name_list(std::string_view text, const std::vector<std::string>& known, const char* last, NameList* out) {
   const std::string value = lower(text);
   std::size_t begin = 0;
   while (begin <= value.size()) {

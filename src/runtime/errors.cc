@@ -15,6 +15,7 @@ int mpi_error_class(StatusCode code) {
     case StatusCode::bad_communicator: return MPI_ERR_COMM;
     case StatusCode::cuda_error: return MPI_ERR_OTHER;
     case StatusCode::nccl_error: return MPI_ERR_OTHER;
+    case StatusCode::ucx_error: return MPI_ERR_OTHER;
     case StatusCode::out_of_memory: return MPI_ERR_NO_MEM;
     case StatusCode::truncated: return MPI_ERR_TRUNCATE;
     case StatusCode::unreachable: return MPI_ERR_OTHER;

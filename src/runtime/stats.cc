@@ -20,11 +20,10 @@ Counters g_counters[static_cast<int>(Route::count_)];
 
 Counters& counters(Route route) { return g_counters[static_cast<int>(route)]; }
 
-void append_row(std::string& out, int rank, const char* name, unsigned long long calls,
-                unsigned long long bytes, double seconds) {
+void append_row(std::string& out, int rank, const char* name, unsigned long long calls, unsigned long long bytes,
+                double seconds) {
   char row[160];
-  std::snprintf(row, sizeof(row), "cumpi-stats %4d  %-22s %12llu %16llu %12.6f\n", rank, name, calls,
-                bytes, seconds);
+  std::snprintf(row, sizeof(row), "cumpi-stats %4d  %-22s %12llu %16llu %12.6f\n", rank, name, calls, bytes, seconds);
   out += row;
 }
 
@@ -49,12 +48,12 @@ std::string format_table(int rank) {
   auto seconds = [](Route r) { return 1e-9 * static_cast<double>(counters(r).nanoseconds.load()); };
   std::string out;
   char header[160];
-  std::snprintf(header, sizeof(header), "cumpi-stats rank  %-22s %12s %16s %12s\n", "route", "calls",
-                "bytes", "seconds");
+  std::snprintf(header, sizeof(header), "cumpi-stats rank  %-22s %12s %16s %12s\n", "route", "calls", "bytes",
+                "seconds");
   out += header;
   // Pass-through is what remains of all intercepted calls once the engine's
   // routes are taken out: host buffers, waits and probes on host requests.
-  const Route engine_routes[] = {Route::staged_p2p, Route::ipc, Route::pipeline, Route::staged_collective};
+  const Route engine_routes[] = {Route::staged_p2p, Route::ipc, Route::pipeline, Route::ucx, Route::staged_collective};
   unsigned long long engine_calls = 0;
   double engine_seconds = 0;
   for (Route r : engine_routes) {
@@ -69,8 +68,9 @@ std::string format_table(int rank) {
   append_row(out, rank, "rendezvous ipc", calls(Route::ipc), bytes(Route::ipc), seconds(Route::ipc));
   append_row(out, rank, "rendezvous pipeline", calls(Route::pipeline), bytes(Route::pipeline),
              seconds(Route::pipeline));
-  append_row(out, rank, "staged collective", calls(Route::staged_collective),
-             bytes(Route::staged_collective), seconds(Route::staged_collective));
+  append_row(out, rank, "rendezvous ucx", calls(Route::ucx), bytes(Route::ucx), seconds(Route::ucx));
+  append_row(out, rank, "staged collective", calls(Route::staged_collective), bytes(Route::staged_collective),
+             seconds(Route::staged_collective));
   append_row(out, rank, "  ipc copy batches", calls(Route::copy_batch), bytes(Route::copy_batch),
              seconds(Route::copy_batch));
   return out;

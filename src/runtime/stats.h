@@ -13,6 +13,7 @@ enum class Route {
   staged_p2p,         // device point-to-point in plain MPI format through pinned host copies (eager)
   ipc,                // rendezvous messages pulled through a CUDA IPC mapping (counted by the receiver)
   pipeline,           // rendezvous messages through the staged pipeline (counted on both sides)
+  ucx,                // rendezvous messages moved by UCX (counted on both sides)
   staged_collective,  // device collective: device->host, PMPI collective, host->device
   copy_batch,         // submissions of queued copies (inside the routes above: a call is a batch)
   count_,

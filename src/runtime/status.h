@@ -15,6 +15,7 @@ enum class StatusCode {
   bad_communicator,  // a communicator argument that is not one (MPI_COMM_NULL, ...)
   cuda_error,    // a CUDA driver call failed
   nccl_error,    // an NCCL call failed
+  ucx_error,     // a UCX call failed
   out_of_memory, // host or pinned memory could not be had
   truncated,     // a message larger than the receive buffer (MPI_ERR_TRUNCATE)
   unreachable,   // a peer's memory cannot be mapped from here (its GPU is not visible or not a peer)

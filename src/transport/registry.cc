@@ -4,12 +4,18 @@
 
 #include "transport/cuda_ipc/cuda_ipc_transport.h"
 #include "transport/staged/staged_transport.h"
+#if CUMPI_HAVE_UCX
+#include "transport/ucx/ucx_transport.h"
+#endif
 
 namespace cumpi::transport {
 
 Transport* transport_named(const std::string& name) {
   if (name == cuda_ipc_transport().name()) return &cuda_ipc_transport();
   if (name == staged_transport().name()) return &staged_transport();
+#if CUMPI_HAVE_UCX
+  if (name == ucx_transport().name()) return &ucx_transport();
+#endif
   return nullptr;
 }
 

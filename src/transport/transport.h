@@ -24,7 +24,7 @@
 namespace cumpi::transport {
 
 // On the wire: the envelope names the transport that describes its data.
-enum class TransportId : std::uint32_t { none = 0, cuda_ipc = 1, staged = 2 };
+enum class TransportId : std::uint32_t { none = 0, cuda_ipc = 1, staged = 2, ucx = 3 };
 
 // A transport's own part of the envelope.
 constexpr std::size_t kBlobBytes = 160;

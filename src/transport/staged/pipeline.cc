@@ -31,12 +31,10 @@ Status acquire_slots(const PipelineShape& shape, const memory::PointerInfo& owne
 
 // Cancels what is still posted and gives the chunk buffers back (after an
 // error, or at destruction of a completed pipeline).
-void release_slots(std::vector<PipelineSlot>& slots) {
-  const RealMpi& mpi = real_mpi();
+void release_slots(std::vector<PipelineSlot>& slots, ChunkWire* wire) {
   for (PipelineSlot& slot : slots) {
-    if (slot.request != MPI_REQUEST_NULL) {
-      mpi.Cancel(&slot.request);
-      mpi.Wait(&slot.request, MPI_STATUS_IGNORE);
+    if (wire != nullptr) {
+      wire->cancel(slot);
     }
     if (slot.ticket.event != nullptr) {
       Status ignored = memory::copy_engine().wait_copy(&slot.ticket);
@@ -46,17 +44,6 @@ void release_slots(std::vector<PipelineSlot>& slots) {
     slot.block = memory::PinnedBlock{};
   }
   slots.clear();
-}
-
-// Tests a slot's transfer; true when it has completed.
-bool transfer_done(PipelineSlot& slot, Status* error) {
-  int flag = 0;
-  const int rc = real_mpi().Test(&slot.request, &flag, MPI_STATUS_IGNORE);
-  if (rc != MPI_SUCCESS) {
-    *error = from_mpi(rc);
-    return false;
-  }
-  return flag != 0;
 }
 
 bool copy_done(PipelineSlot& slot, Status* error) {
@@ -71,20 +58,43 @@ bool copy_done(PipelineSlot& slot, Status* error) {
 
 }  // namespace
 
+Status MpiChunkWire::send(PipelineSlot& slot, const char* data, std::size_t bytes) {
+  return from_mpi(real_mpi().Isend(data, static_cast<int>(bytes), MPI_BYTE, peer_, tag_, comm_, &slot.request));
+}
+
+Status MpiChunkWire::receive(PipelineSlot& slot, char* into, std::size_t bytes) {
+  return from_mpi(real_mpi().Irecv(into, static_cast<int>(bytes), MPI_BYTE, peer_, tag_, comm_, &slot.request));
+}
+
+bool MpiChunkWire::done(PipelineSlot& slot, Status* error) {
+  int flag = 0;
+  const int rc = real_mpi().Test(&slot.request, &flag, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) {
+    *error = from_mpi(rc);
+    return false;
+  }
+  return flag != 0;
+}
+
+void MpiChunkWire::cancel(PipelineSlot& slot) {
+  if (slot.request != MPI_REQUEST_NULL) {
+    real_mpi().Cancel(&slot.request);
+    real_mpi().Wait(&slot.request, MPI_STATUS_IGNORE);
+  }
+}
+
 std::size_t configured_chunk() { return std::max<std::size_t>(config().pipeline_chunk, 4096); }
 
 int configured_depth() { return static_cast<int>(std::clamp<std::size_t>(config().pipeline_depth, 1, 64)); }
 
-PipelineSender::~PipelineSender() { release_slots(slots_); }
+PipelineSender::~PipelineSender() { release_slots(slots_, wire_); }
 
-Status PipelineSender::start(const char* source, const memory::PointerInfo& owner, PipelineShape shape, MPI_Comm comm,
-                             int receiver, int tag) {
+Status PipelineSender::start(const char* source, const memory::PointerInfo& owner, PipelineShape shape,
+                             ChunkWire* wire) {
   source_ = source;
   owner_ = owner;
   shape_ = shape;
-  comm_ = comm;
-  receiver_ = receiver;
-  tag_ = tag;
+  wire_ = wire;
   return acquire_slots(shape_, owner_, true, &slots_);
 }
 
@@ -102,7 +112,7 @@ Status PipelineSender::push_all() {
 bool PipelineSender::advance(Status* error) {
   const std::size_t chunks = shape_.chunks();
   for (PipelineSlot& slot : slots_) {
-    if (slot.state == State::transferring && transfer_done(slot, error)) {
+    if (slot.state == State::transferring && wire_->done(slot, error)) {
       slot.state = State::idle;
       ++sent_;
     }
@@ -127,10 +137,9 @@ bool PipelineSender::advance(Status* error) {
       if (slot.state != State::copying || slot.chunk != next_send_ || !copy_done(slot, error)) {
         continue;
       }
-      const int rc = real_mpi().Isend(slot.block.data, static_cast<int>(shape_.length_of(slot.chunk)), MPI_BYTE,
-                                      receiver_, tag_, comm_, &slot.request);
-      if (rc != MPI_SUCCESS) {
-        *error = from_mpi(rc);
+      Status sent = wire_->send(slot, slot.block.data, shape_.length_of(slot.chunk));
+      if (!sent.is_ok()) {
+        *error = std::move(sent);
         return false;
       }
       slot.state = State::transferring;
@@ -144,19 +153,17 @@ bool PipelineSender::advance(Status* error) {
   return sent_ == chunks;
 }
 
-PipelineReceiver::~PipelineReceiver() { release_slots(slots_); }
+PipelineReceiver::~PipelineReceiver() { release_slots(slots_, wire_); }
 
 Status PipelineReceiver::start(char* destination, const memory::PointerInfo& owner, PipelineShape shape,
-                               std::size_t keep, MPI_Comm comm, int sender, int tag) {
+                               std::size_t keep, ChunkWire* wire) {
   destination_ = destination;
   owner_ = owner;
   to_device_ = owner.kind == memory::MemoryKind::device;
   keep_ = std::min(keep, shape.bytes);
   slotted_ = to_device_ || keep_ < shape.bytes;
   shape_ = shape;
-  comm_ = comm;
-  sender_ = sender;
-  tag_ = tag;
+  wire_ = wire;
   Status status = acquire_slots(shape_, owner_, to_device_, &slots_);
   if (status.is_ok() && slotted_ && !to_device_) {
     for (PipelineSlot& slot : slots_) {
@@ -169,7 +176,7 @@ Status PipelineReceiver::start(char* destination, const memory::PointerInfo& own
 bool PipelineReceiver::advance(Status* error) {
   const std::size_t chunks = shape_.chunks();
   for (PipelineSlot& slot : slots_) {
-    if (slot.state == State::transferring && transfer_done(slot, error)) {
+    if (slot.state == State::transferring && wire_->done(slot, error)) {
       const std::size_t begin = slot.chunk * shape_.chunk;
       const std::size_t kept = begin < keep_ ? std::min(shape_.length_of(slot.chunk), keep_ - begin) : 0;
       if (to_device_ && kept != 0) {
@@ -199,10 +206,9 @@ bool PipelineReceiver::advance(Status* error) {
       slot.chunk = next_post_++;
       char* into =
           to_device_ ? slot.block.data : (slotted_ ? slot.scratch.data() : destination_ + slot.chunk * shape_.chunk);
-      const int rc = real_mpi().Irecv(into, static_cast<int>(shape_.length_of(slot.chunk)), MPI_BYTE, sender_, tag_,
-                                      comm_, &slot.request);
-      if (rc != MPI_SUCCESS) {
-        *error = from_mpi(rc);
+      Status posted = wire_->receive(slot, into, shape_.length_of(slot.chunk));
+      if (!posted.is_ok()) {
+        *error = std::move(posted);
         return false;
       }
       slot.state = State::transferring;

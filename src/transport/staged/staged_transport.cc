@@ -21,31 +21,34 @@ StagedBlob read_blob(const Blob& blob) {
   return staged;
 }
 
+// Each holds its wire before its pipeline, which it outlives.
 class SendingPipeline final : public Transfer {
  public:
+  explicit SendingPipeline(const Message& message) : wire(message.comm, message.peer.world_rank, message.tag) {}
   bool advance(Status* error) override { return pipeline.advance(error) || !error->is_ok(); }
+  MpiChunkWire wire;
   PipelineSender pipeline;
 };
 
 class ReceivingPipeline final : public Transfer {
  public:
+  explicit ReceivingPipeline(const Message& message) : wire(message.comm, message.peer.world_rank, message.tag) {}
   bool advance(Status* error) override { return pipeline.advance(error) || !error->is_ok(); }
+  MpiChunkWire wire;
   PipelineReceiver pipeline;
 };
 
 std::unique_ptr<SendingPipeline> send(const Source& source, const Message& message, const PipelineShape& shape,
                                       Status* error) {
-  auto transfer = std::make_unique<SendingPipeline>();
-  *error =
-      transfer->pipeline.start(source.data, source.owner, shape, message.comm, message.peer.world_rank, message.tag);
+  auto transfer = std::make_unique<SendingPipeline>(message);
+  *error = transfer->pipeline.start(source.data, source.owner, shape, &transfer->wire);
   return transfer;
 }
 
 std::unique_ptr<Transfer> receive(const Message& message, const Landing& landing, const PipelineShape& shape,
                                   Status* error) {
-  auto transfer = std::make_unique<ReceivingPipeline>();
-  *error = transfer->pipeline.start(landing.bytes, landing.owner, shape, landing.delivered, message.comm,
-                                    message.peer.world_rank, message.tag);
+  auto transfer = std::make_unique<ReceivingPipeline>(message);
+  *error = transfer->pipeline.start(landing.bytes, landing.owner, shape, landing.delivered, &transfer->wire);
   return transfer;
 }
 
