@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/checks.h"
+#include "common/coll_counters.h"
 #include "common/test_memory.h"
 
 using namespace cumpi_test;
@@ -29,17 +30,7 @@ namespace {
 int g_rank = 0;
 int g_size = 0;
 
-// cumpi's counters, when cumpi is there (the test also runs without it).
-struct CollInfo {
-  std::size_t on_gpu, staged, boards_made, boards_released, nccl_made, nccl_destroyed;
-};
-CollInfo coll_info() {
-  using Function = int (*)(CollInfo*);
-  static auto* function = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, "cumpi_get_coll_info"));
-  CollInfo info{};
-  if (function != nullptr) function(&info);
-  return info;
-}
+// cumpi's IPC cache counters, when cumpi is there (the test also runs without it).
 struct CacheInfo {
   std::size_t open_mappings, mapped_bytes, opens, hits, evictions;
 };
@@ -448,7 +439,7 @@ int main(int argc, char** argv) {
   const CollInfo at_end = coll_info();
   const char* forced = std::getenv("CUMPI_COLL");
   const bool staged_only = forced != nullptr && std::string(forced) == "staged";
-  if (dlsym(RTLD_DEFAULT, "cumpi_get_coll_info") != nullptr) {
+  if (under_cumpi()) {
     CHECK_TRUE((at_end.on_gpu > at_start.on_gpu) == !staged_only,
                "the GPU algorithm ran %zu calls, the staged one %zu (CUMPI_COLL %s)", at_end.on_gpu - at_start.on_gpu,
                at_end.staged - at_start.staged, forced != nullptr ? forced : "default");

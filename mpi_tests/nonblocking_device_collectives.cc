@@ -10,7 +10,6 @@
 // some ranks; a rank a whole ring of calls behind the others; and a fresh
 // communicator whose first collective is nonblocking. Where cumpi is there
 // and CUMPI_COLL is not "staged", the GPU algorithm must have run.
-#include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "common/checks.h"
+#include "common/coll_counters.h"
 #include "common/test_memory.h"
 
 using namespace cumpi_test;
@@ -35,17 +35,6 @@ namespace {
 int g_rank = 0;
 int g_size = 0;
 
-struct CollInfo {
-  std::size_t on_gpu, staged, boards_made, boards_released, nccl_made, nccl_destroyed;
-};
-CollInfo coll_info() {
-  using Function = int (*)(CollInfo*);
-  static auto* function = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, "cumpi_get_coll_info"));
-  CollInfo info{};
-  if (function != nullptr) function(&info);
-  return info;
-}
-bool under_cumpi() { return dlsym(RTLD_DEFAULT, "cumpi_get_coll_info") != nullptr; }
 bool staged_forced() {
   const char* forced = std::getenv("CUMPI_COLL");
   return forced != nullptr && std::string(forced) == "staged";
