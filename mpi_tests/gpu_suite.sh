@@ -54,7 +54,7 @@ with_mps() {
   return $rc
 }
 has_mps() { command -v nvidia-cuda-mps-control > /dev/null && [ -z "${SUITE_LIBRARY:-}" ]; }
-parts=${SUITE_PARTS:-all}  # tests, coll, collbench, bench, hostpath, multigpu (2+ GPUs) or all
+parts=${SUITE_PARTS:-all}  # tests, coll, nbcoll, collbench, bench, hostpath, multigpu (2+ GPUs) or all
 
 if [ "$parts" = all ] || [ "$parts" = tests ]; then
 for ranks in 2 4; do
@@ -113,6 +113,30 @@ if [ "$parts" = all ] || [ "$parts" = tests ] || [ "$parts" = coll ]; then
   step device_collectives_np4_no_mps launch 4 300 "$build/mpi_tests/device_collectives" --cycles 100
   step collectives_np4_coll $mps launch 4 150 "$build/mpi_tests/collectives"
 fi
+# Nonblocking collectives on device buffers: the GPU algorithms from the start
+# (a wait long enough for every rank's offer), the default wait, and staged.
+if [ "$parts" = all ] || [ "$parts" = tests ] || [ "$parts" = coll ] || [ "$parts" = nbcoll ]; then
+  mps=
+  if has_mps; then mps=with_mps; fi
+  agreed() { CUMPI_COLL_START_WAIT=10000 "$@"; }
+  step nonblocking_collectives_np2 $mps agreed launch 2 300 "$build/mpi_tests/nonblocking_device_collectives"
+  step nonblocking_collectives_np4 $mps agreed launch 4 400 "$build/mpi_tests/nonblocking_device_collectives" --large
+  step nonblocking_collectives_np8 $mps agreed launch 8 400 "$build/mpi_tests/nonblocking_device_collectives"
+  step nonblocking_collectives_np4_default_wait $mps launch 4 300 "$build/mpi_tests/nonblocking_device_collectives"
+  step nonblocking_collectives_np4_staged $mps coll_staged launch 4 300 \
+    "$build/mpi_tests/nonblocking_device_collectives"
+fi
+if [ "$parts" = nbcoll ]; then
+  mps=
+  if has_mps; then mps=with_mps; fi
+  for ranks in 4 2 8; do
+    step "coll_bench_nonblocking_np$ranks" $mps launch "$ranks" 400 "$build/mpi_tests/coll_bench" \
+      --collectives iallreduce,allreduce,ibcast,bcast --factor 8 --max "${COLL_BENCH_MAX:-134217728}" \
+      --csv "$out/coll_bench_nonblocking_np$ranks.csv"
+    echo "--- nonblocking collectives, $ranks ranks"
+    grep -v '^measured' "$out/coll_bench_nonblocking_np$ranks.log"
+  done
+fi
 # The GPU collectives' speed beside the staged path and host buffers.
 if [ "$parts" = all ] || [ "$parts" = collbench ]; then
   mps=
@@ -157,7 +181,7 @@ if [ "$parts" = all ] || [ "$parts" = hostpath ]; then
   cat "$out/host_path.log"
 fi
 if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ] && [ "$parts" != coll ] &&
-  [ "$parts" != collbench ]; then
+  [ "$parts" != collbench ] && [ "$parts" != nbcoll ]; then
 step benchmark env CUMPI_LOG=info CUMPI_STATS=1 "$here/run_launched.sh" mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
 step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
 if has_mps; then
@@ -178,7 +202,7 @@ if [ -x "$build/mpi_tests/small_copy_floors" ]; then
 fi
 fi
 if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ] && [ "$parts" != coll ] &&
-  [ "$parts" != collbench ]; then
+  [ "$parts" != collbench ] && [ "$parts" != nbcoll ]; then
   echo "--- benchmark"
   cat "$out/benchmark.log" 2> /dev/null
   if [ -f "$out/benchmark_mps.log" ]; then
