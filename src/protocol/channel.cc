@@ -63,9 +63,10 @@ Status open_channel() {
   int* tag_upper_bound = nullptr;
   int found = 0;
   mpi.Comm_get_attr(opened.comm, MPI_TAG_UB, &tag_upper_bound, &found);
-  // Message ids take tags [0, 2 * tag_space); short envelopes and grants the
-  // two above.
-  opened.tag_space = (found != 0 && tag_upper_bound != nullptr) ? std::max(1, (*tag_upper_bound - 1) / 2) : 16383;
+  // Message ids take tags [0, kTagsPerMessage * tag_space); short envelopes
+  // and grants the two above.
+  opened.tag_space =
+      (found != 0 && tag_upper_bound != nullptr) ? std::max(1, (*tag_upper_bound - 1) / kTagsPerMessage) : 10922;
   g_channel = opened;
   g_open = true;
   set_short_watchers(takes_short_here != 0, takes_short.data(), size);
@@ -89,9 +90,13 @@ const Channel& channel() { return g_channel; }
 std::uint64_t next_message_id() { return g_next_id.fetch_add(1, std::memory_order_relaxed); }
 
 int reply_tag(std::uint64_t message_id) {
-  return static_cast<int>(message_id % static_cast<std::uint64_t>(g_channel.tag_space)) * 2;
+  return static_cast<int>(message_id % static_cast<std::uint64_t>(g_channel.tag_space)) * kTagsPerMessage;
 }
 
 int chunk_tag(std::uint64_t message_id) { return reply_tag(message_id) + 1; }
+
+int back_tag(std::uint64_t message_id) { return reply_tag(message_id) + 2; }
+
+int tag_above_messages() { return kTagsPerMessage * g_channel.tag_space; }
 
 }  // namespace cumpi::protocol

@@ -11,12 +11,15 @@
 
 namespace cumpi::protocol {
 
+// Each message id has a reply, a chunk and a back tag.
+constexpr int kTagsPerMessage = 3;
+
 struct Channel {
   MPI_Comm comm = MPI_COMM_NULL;
   std::uint64_t cookie = 0;  // random, the same on every rank
   int world_rank = -1;
   int pid = 0;
-  int tag_space = 1;         // message ids map to tags in [0, 2 * tag_space)
+  int tag_space = 1;  // message ids map to tags in [0, kTagsPerMessage * tag_space)
 };
 
 // Collective over MPI_COMM_WORLD, at MPI_Init.
@@ -34,5 +37,10 @@ std::uint64_t next_message_id();
 int reply_tag(std::uint64_t message_id);
 // Sender -> receiver: pipeline chunks, received from one source only.
 int chunk_tag(std::uint64_t message_id);
+// Receiver -> sender, from one source only: a transport's own answer (the
+// ucx handshake's worker address).
+int back_tag(std::uint64_t message_id);
+// The first tag above every message's: short envelopes and grants.
+int tag_above_messages();
 
 }  // namespace cumpi::protocol

@@ -31,6 +31,7 @@ transport::Message message_of(const Envelope& envelope, const transport::Peer& p
   message.peer = peer;
   message.comm = channel().comm;
   message.tag = chunk_tag(envelope.message_id);
+  message.back_tag = back_tag(envelope.message_id);
   return message;
 }
 

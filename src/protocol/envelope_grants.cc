@@ -97,7 +97,7 @@ class Grants {
   bool may_arrive() const { return may_arrive_.load(std::memory_order_acquire); }
 
  private:
-  static int grant_tag() { return 2 * channel().tag_space + 1; }
+  static int grant_tag() { return tag_above_messages() + 1; }
 
   void send(int peer, GrantKind kind) {
     GrantMessage message;

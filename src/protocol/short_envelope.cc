@@ -175,8 +175,8 @@ void write_token(int peer, std::uint32_t slot, unsigned char* out, std::size_t b
   }
 }
 
-// Above every reply and chunk tag (those lie in [0, 2 * tag_space)).
-int short_envelope_tag() { return 2 * channel().tag_space; }
+// Above every message's tags.
+int short_envelope_tag() { return tag_above_messages(); }
 
 bool token_arrived(const unsigned char* head, std::size_t received, int* sender, std::uint32_t* slot) {
   if (!g_this_rank_watches || received < kShortEnvelopeMinBytes || received >= kEnvelopeBytes) {
@@ -211,15 +211,15 @@ Status take_short_envelope(int sender, std::uint32_t slot, Envelope* out) {
       return from_mpi(rc);
     }
     if (!read_envelope(record.bytes, &envelope)) {
-      return Status::error(StatusCode::internal, "a short envelope from rank " + std::to_string(sender) +
-                                                     " is not an envelope of this job");
+      return Status::error(StatusCode::internal,
+                           "a short envelope from rank " + std::to_string(sender) + " is not an envelope of this job");
     }
     arrived.keep(sender, envelope);
   }
 }
 
-Status short_envelope_arrived(const unsigned char* head, std::size_t received, MPI_Comm comm, int source,
-                              Envelope* out, bool* arrived) {
+Status short_envelope_arrived(const unsigned char* head, std::size_t received, MPI_Comm comm, int source, Envelope* out,
+                              bool* arrived) {
   *arrived = false;
   std::uint32_t slot = 0;
   int sender = -1;

@@ -114,11 +114,9 @@ std::optional<log::Level> parse_log_level(std::string_view text) {
 bool NameList::lists(std::string_view name) const { return std::find(names.begin(), names.end(), name) != names.end(); }
 
 const std::vector<std::string>& known_transport_names() {
-#if CUMPI_HAVE_UCX
+  // ucx in every build, so that one setting serves builds with and without
+  // UCX: where it is not built, the registry has no transport of that name.
   static const std::vector<std::string> names{"cuda_ipc", "ucx", "staged"};
-#else
-  static const std::vector<std::string> names{"cuda_ipc", "staged"};  // ucx: not built
-#endif
   return names;
 }
 

@@ -40,14 +40,15 @@ struct Peer {
 };
 
 // One message, as both ends know it. Chunks and other traffic of its own go
-// on `comm` (the private channel) with `tag`, from or to the peer's world
-// rank.
+// on `comm` (the private channel) with `tag` from sender to receiver and
+// `back_tag` the other way, from or to the peer's world rank.
 struct Message {
   std::uint64_t id = 0;
   std::size_t bytes = 0;  // the message's size
   Peer peer;
   MPI_Comm comm = MPI_COMM_NULL;
   int tag = 0;
+  int back_tag = 0;
 };
 
 // The sender's data: contiguous bytes in device memory of `owner`.

@@ -1,17 +1,22 @@
 // The ucx transport: a rendezvous message's data moved by UCX's tag
 // matching, between nodes where UCX has a fabric (InfiniBand, RoCE, TCP),
 // straight from and to device memory where this UCX handles CUDA memory
-// (GPUDirect RDMA or UCX's own pipeline), from and to host memory always.
+// (GPUDirect RDMA or UCX's own pipeline), else in pinned chunks of the
+// staged pipeline, each a UCX message.
 //
-// The receiver drives it: accepting the envelope, it posts
-// ucp_tag_recv_nbx into the landing with a tag naming the sender and the
-// message, then sends the sender a go-ahead on the message's private tag
-// holding its worker address. The sender, waiting for that since the
-// envelope left, makes its endpoint to the receiver on the first go-ahead
-// from it and sends the data with ucp_tag_send_nbx; FIN ends the message as
-// for every transport. A receiver that declines (a truncated receive, or
-// device memory this UCX cannot touch) pulls through the staged pipeline
-// instead, and the sender drops its wait.
+// The sender sends everything at once, before the envelope goes: from then
+// on UCX (served by the worker's progress thread) and MPI move the data
+// without the sender's engine, as MPI's progress rule needs of a sender
+// that goes into a barrier. A UCX message's tag names the sender and the
+// message; the receiver, accepting the envelope, posts ucp_tag_recv_nbx for
+// it (UCX holds what came before). The first message to a peer is the
+// handshake: its chunks go over the private channel, and the receiver sends
+// its worker address back, from which the sender makes its endpoint to
+// that peer. FIN ends the message as for every transport.
+//
+// By default (CUMPI_TRANSPORTS=cuda_ipc,ucx,staged) ucx carries messages to
+// ranks on other nodes; ranks on this node take it only where
+// CUMPI_TRANSPORTS lists it before cuda_ipc, or without cuda_ipc.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +32,8 @@ class UcxTransport final : public Transport {
   TransportId id() const override { return TransportId::ucx; }
   stats::Route route() const override { return stats::Route::ucx; }
 
-  // Wherever libucp.so.0 could be loaded and a worker made.
+  // Wherever libucp.so.0 could be loaded and a worker made (this node's
+  // peers as take_this_node() says), to peers that have UCX.
   bool can_send(const Peer& peer) const override;
   std::size_t rendezvous_from() const override;
   bool carries_short_messages() const override { return false; }
@@ -38,6 +44,12 @@ class UcxTransport final : public Transport {
                                    Status* error) override;
   void progress() override;
   void shutdown() override;
+
+  // Whether ranks on this node take ucx too (set from CUMPI_TRANSPORTS).
+  void take_this_node(bool take) { takes_this_node_ = take; }
+
+ private:
+  bool takes_this_node_ = false;
 };
 
 UcxTransport& ucx_transport();

@@ -1,5 +1,7 @@
 #include "transport/ucx/ucx_worker.h"
 
+#include <poll.h>
+
 #include <cstring>
 
 #include "runtime/log.h"
@@ -24,10 +26,19 @@ State& state() {
 // A forced close of an endpoint whose messages all ended: bounded, since
 // the peer may be gone.
 constexpr double kCloseSeconds = 2.0;
+// The progress thread looks again after this long even without an event
+// (a transport whose events UCX cannot signal).
+constexpr int kProgressPollMilliseconds = 10;
 
 }  // namespace
 
+std::recursive_mutex& lock() {
+  static auto* one = new std::recursive_mutex();  // lives until exit
+  return *one;
+}
+
 Worker* Worker::get(std::string* why_not) {
+  std::lock_guard<std::recursive_mutex> held(lock());
   State& s = state();
   if (!s.tried) {
     s.tried = true;
@@ -68,7 +79,7 @@ Status Worker::create() {
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
-  params.features = UCP_FEATURE_TAG;
+  params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
   status = f.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &context_);
   f.ucp_config_release(config);
   if (status != UCS_OK) {
@@ -84,7 +95,7 @@ Status Worker::create() {
   handles_cuda_ = (attributes.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
   ucp_worker_params_t worker_params{};
   worker_params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
+  worker_params.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // the engine and the progress thread, under lock()
   status = f.ucp_worker_create(context_, &worker_params, &worker_);
   if (status != UCS_OK) {
     worker_ = nullptr;
@@ -99,6 +110,10 @@ Status Worker::create() {
   address_.assign(reinterpret_cast<const unsigned char*>(address),
                   reinterpret_cast<const unsigned char*>(address) + bytes);
   f.ucp_worker_release_address(worker_, address);
+  Status started = start_progress_thread();
+  if (!started.is_ok()) {
+    return started;
+  }
   CUMPI_LOG(
       info, "UCX %s worker made (%zu-byte address); device memory %s", f.ucp_get_version_string(), bytes,
       handles_cuda_ ? "moved by UCX itself" : "not handled by this UCX: device messages go in pinned chunks over UCX");
@@ -106,6 +121,7 @@ Status Worker::create() {
 }
 
 Status Worker::endpoint(int peer, const unsigned char* address, std::size_t bytes, ucp_ep_h* out) {
+  std::lock_guard<std::recursive_mutex> held(lock());
   const auto found = endpoints_.find(peer);
   if (found != endpoints_.end()) {
     *out = found->second;
@@ -115,8 +131,9 @@ Status Worker::endpoint(int peer, const unsigned char* address, std::size_t byte
     return Status::error(StatusCode::internal, "no UCX address came from rank " + std::to_string(peer));
   }
   ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
   params.address = reinterpret_cast<const ucp_address_t*>(address);
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   ucp_ep_h endpoint = nullptr;
   const ucs_status_t status = ucp().ucp_ep_create(worker_, &params, &endpoint);
   if (status != UCS_OK) {
@@ -127,15 +144,56 @@ Status Worker::endpoint(int peer, const unsigned char* address, std::size_t byte
   return Status::ok();
 }
 
+ucp_ep_h Worker::known_endpoint(int peer) const {
+  std::lock_guard<std::recursive_mutex> held(lock());
+  const auto found = endpoints_.find(peer);
+  return found != endpoints_.end() ? found->second : nullptr;
+}
+
 void Worker::progress() {
+  std::lock_guard<std::recursive_mutex> held(lock());
   if (worker_ != nullptr) {
     while (ucp().ucp_worker_progress(worker_) != 0) {
     }
   }
 }
 
+Status Worker::start_progress_thread() {
+  const ucs_status_t status = ucp().ucp_worker_get_efd(worker_, &event_fd_);
+  if (status != UCS_OK) {
+    return failure("ucp_worker_get_efd", status);
+  }
+  progress_thread_ = std::thread([this] { serve(); });
+  return Status::ok();
+}
+
+// Progresses until nothing is left, arms the worker's event, sleeps on it.
+void Worker::serve() {
+  const Functions& f = ucp();
+  while (!stopping_.load(std::memory_order_acquire)) {
+    ucs_status_t armed = UCS_OK;
+    {
+      std::lock_guard<std::recursive_mutex> held(lock());
+      while (f.ucp_worker_progress(worker_) != 0) {
+      }
+      armed = f.ucp_worker_arm(worker_);
+    }
+    if (armed == UCS_ERR_BUSY) {
+      continue;  // events came between the progress and the arm
+    }
+    pollfd event{event_fd_, POLLIN, 0};
+    (void)poll(&event, 1, kProgressPollMilliseconds);
+  }
+}
+
 void Worker::shutdown() {
   const Functions& f = ucp();
+  if (progress_thread_.joinable()) {
+    stopping_.store(true, std::memory_order_release);
+    f.ucp_worker_signal(worker_);
+    progress_thread_.join();
+  }
+  std::lock_guard<std::recursive_mutex> held(lock());
   for (const auto& entry : endpoints_) {
     ucp_request_param_t params{};
     params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -168,6 +226,7 @@ ucs_status_t poll_request(void** request) {
     *request = nullptr;
     return status;
   }
+  std::lock_guard<std::recursive_mutex> held(lock());
   if (Worker* worker = Worker::existing(); worker != nullptr) {
     worker->progress();
   }

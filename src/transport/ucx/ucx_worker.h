@@ -1,20 +1,32 @@
 // The process's UCX state: one UCP context (tag matching) and one worker,
 // made at the first message that needs them, and one endpoint per peer,
-// made from the address the peer sends with its first go-ahead. Closed at
-// MPI_Finalize (after every transfer ended), also where the peer is gone.
-// Used under the engine's lock only (the worker is single-threaded).
+// made from the address the peer sends back on its first message from this
+// rank. Closed at MPI_Finalize (after every transfer ended), also where the
+// peer is gone.
+//
+// A progress thread of the worker's own serves UCX while the engine is
+// elsewhere: a sender in an MPI call that is not cumpi's (a barrier) still
+// answers its receivers' rendezvous over TCP. It sleeps on the worker's
+// event descriptor, so it costs nothing while nothing arrives. Every UCX
+// call, the engine's and the thread's, holds `lock()`.
 #pragma once
 
 #include <ucp/api/ucp.h>
 
+#include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "runtime/status.h"
 
 namespace cumpi::transport::ucx {
+
+// Held around every UCX call (recursive: a transfer's calls nest).
+std::recursive_mutex& lock();
 
 class Worker {
  public:
@@ -32,23 +44,31 @@ class Worker {
   const std::vector<unsigned char>& address() const { return address_; }
   ucp_worker_h handle() const { return worker_; }
   // The endpoint to world rank `peer`, made from its worker address on
-  // first use.
+  // first use. A failure of the peer (gone, unreachable) fails the
+  // endpoint's transfers with UCX's status instead of hanging them.
   Status endpoint(int peer, const unsigned char* address, std::size_t bytes, ucp_ep_h* out);
+  // The endpoint to `peer` if one was made, else null.
+  ucp_ep_h known_endpoint(int peer) const;
 
   void progress();
-  // Closes every endpoint (forced: every message has ended), the worker and
-  // the context.
+  // Stops the progress thread, closes every endpoint (forced: every message
+  // has ended), the worker and the context.
   void shutdown();
 
  private:
   Worker() = default;
   Status create();
+  Status start_progress_thread();
+  void serve();
 
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   std::vector<unsigned char> address_;
   bool handles_cuda_ = false;
   std::unordered_map<int, ucp_ep_h> endpoints_;
+  int event_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::thread progress_thread_;
 };
 
 // Waits (progressing the worker) for a request a nonblocking UCX call gave:
