@@ -18,7 +18,7 @@ function(cumpi_detect_optional name header)
     return()
   endif()
   find_path(CUMPI_${upper}_INCLUDE_DIR ${header}
-    HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV CPATH
+    HINTS ${ARGN} ${CUDAToolkit_INCLUDE_DIRS} ENV CPATH
     PATHS /opt/ucxdev/usr/include /usr/include)
   if(CUMPI_${upper}_INCLUDE_DIR)
     set(CUMPI_HAVE_${upper} ON PARENT_SCOPE)
@@ -31,7 +31,19 @@ function(cumpi_detect_optional name header)
   endif()
 endfunction()
 
-cumpi_detect_optional(ucx ucp/api/ucp.h)
+# UCX: where UCX_ROOT (a CMake or environment variable) points, else where
+# pkg-config's ucx.pc says, else the usual places.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(CUMPI_UCX_PC QUIET ucx)
+endif()
+set(cumpi_ucx_hints)
+foreach(root IN ITEMS "${UCX_ROOT}" "$ENV{UCX_ROOT}")
+  if(root)
+    list(APPEND cumpi_ucx_hints "${root}/include")
+  endif()
+endforeach()
+cumpi_detect_optional(ucx ucp/api/ucp.h ${cumpi_ucx_hints} ${CUMPI_UCX_PC_INCLUDE_DIRS})
 cumpi_detect_optional(nccl nccl.h)
 
 if(CUMPI_BUILD_TESTS)

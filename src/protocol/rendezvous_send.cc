@@ -70,7 +70,7 @@ Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::
   const transport::Message message = message_of(envelope_, peer_of(peer));
   chosen_ = &transport::transports().choose_for_send(source_, message, &envelope_.blob);
   envelope_.transport = chosen_->id();
-  log_route_once(Direction::to, peer, chosen_->name(), "");
+  log_route_once(Direction::to, peer, chosen_->name(), chosen_->route_note(source_));
   record_ = to_record(envelope_);
   // The reply receive is posted first: FIN may come back at once.
   Status status = post_reply_receive();

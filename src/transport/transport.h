@@ -105,6 +105,12 @@ class Transport {
   // drives the transfer.
   virtual std::unique_ptr<Transfer> start_send(const Source& source, const Message& message, const Blob& blob,
                                                Status* error) = 0;
+  // How it carries `source` (after describe), for the route log; "" when
+  // the name says it all.
+  virtual const char* route_note(const Source& source) const {
+    (void)source;
+    return "";
+  }
   // The sender learns that `peer` declined this transport for good.
   virtual void declined_by(int peer) { (void)peer; }
 

@@ -438,6 +438,15 @@ bool UcxTransport::describe(const Source& source, const Message& message, Blob* 
   return true;
 }
 
+const char* UcxTransport::route_note(const Source& source) const {
+  const Worker* worker = Worker::existing();
+  if (worker == nullptr) {
+    return "";
+  }
+  return moves(*worker, source.owner) ? "device memory moved by UCX itself"
+                                      : "in pinned chunks over UCX (this UCX does not move device memory)";
+}
+
 std::unique_ptr<Transfer> UcxTransport::start_send(const Source& source, const Message& message, const Blob& blob,
                                                    Status* error) {
   UcxBlob ucx_blob;

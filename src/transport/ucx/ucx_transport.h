@@ -40,6 +40,7 @@ class UcxTransport final : public Transport {
   bool describe(const Source& source, const Message& message, Blob* blob) override;
   std::unique_ptr<Transfer> start_send(const Source& source, const Message& message, const Blob& blob,
                                        Status* error) override;
+  const char* route_note(const Source& source) const override;
   std::unique_ptr<Transfer> accept(const Message& message, const Blob& blob, const Landing& landing, Decline* decline,
                                    Status* error) override;
   void progress() override;
