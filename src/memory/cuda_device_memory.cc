@@ -68,6 +68,15 @@ class CudaDeviceMemory final : public DeviceMemory {
     return context;
   }
 
+  void make_current(void* context) override {
+    if (cuda_driver_found() && context != nullptr) {
+      const Status status = CUMPI_CUDA_CALL(cuda_driver(), cuCtxSetCurrent, static_cast<CUcontext>(context));
+      if (!status.is_ok()) {
+        CUMPI_LOG(warn, "%s", status.message().c_str());
+      }
+    }
+  }
+
   // Kept per ordinal: the collectives ask on every call that could take nccl.
   bool device_uuid(int ordinal, unsigned char uuid[16]) override {
     std::lock_guard<std::mutex> lock(uuids_mutex_);

@@ -42,6 +42,9 @@ class DeviceMemory {
   // The calling thread's current context, if any (copies into host memory
   // through an IPC mapping run in it); null when there is none.
   virtual void* current_context() = 0;
+  // Makes `context` the calling thread's current one (a thread of cumpi's
+  // own that hands device memory to a library, as UCX's progress thread).
+  virtual void make_current(void* context) { (void)context; }
   // Page-locks host memory for fast copies, in owner's context. Failure is
   // not fatal: the memory stays usable, copies are slower.
   virtual Status pin(void* host, std::size_t bytes, const PointerInfo& owner) = 0;

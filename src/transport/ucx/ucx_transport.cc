@@ -188,6 +188,9 @@ class Sending final : public Transfer {
       wire_ = std::make_unique<UcxChunkWire>(endpoint, worker->handle(), blob_.tag);
       return push_chunks();
     }
+    if (on_device(source_.owner)) {
+      worker->use_context(source_.owner.context);
+    }
     const ucp_request_param_t params = params_for(source_.owner);
     send_ = ucp().ucp_tag_send_nbx(endpoint, source_.data, message_.bytes, blob_.tag, &params);
     return posted(&send_, "ucp_tag_send_nbx");
@@ -314,6 +317,9 @@ class Receiving final : public Transfer {
       receive_ = ucp().ucp_tag_recv_nbx(worker->handle(), bounce_.data(), bounce_.size(), blob.tag, kEveryBit, &params);
       status = posted(&receive_, "ucp_tag_recv_nbx");
     } else {
+      if (on_device(landing.owner)) {
+        worker->use_context(landing.owner.context);
+      }
       const ucp_request_param_t params = params_for(landing.owner);
       receive_ =
           ucp().ucp_tag_recv_nbx(worker->handle(), landing.bytes, landing.delivered, blob.tag, kEveryBit, &params);

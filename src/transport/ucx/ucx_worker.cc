@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "memory/device_memory.h"
 #include "runtime/log.h"
 #include "runtime/stats.h"
 #include "transport/ucx/ucx_library.h"
@@ -170,7 +171,12 @@ Status Worker::start_progress_thread() {
 // Progresses until nothing is left, arms the worker's event, sleeps on it.
 void Worker::serve() {
   const Functions& f = ucp();
+  void* current = nullptr;
   while (!stopping_.load(std::memory_order_acquire)) {
+    if (void* wanted = context_in_use_.load(std::memory_order_acquire); wanted != current) {
+      memory::device_memory().make_current(wanted);
+      current = wanted;
+    }
     ucs_status_t armed = UCS_OK;
     {
       std::lock_guard<std::recursive_mutex> held(lock());

@@ -50,6 +50,11 @@ class Worker {
   // The endpoint to `peer` if one was made, else null.
   ucp_ep_h known_endpoint(int peer) const;
 
+  // A CUDA context whose device memory UCX now moves: the progress thread
+  // makes it current before it progresses (UCX's CUDA transports work in
+  // the calling thread's context).
+  void use_context(void* context) { context_in_use_.store(context, std::memory_order_release); }
+
   void progress();
   // Stops the progress thread, closes every endpoint (forced: every message
   // has ended), the worker and the context.
@@ -68,6 +73,7 @@ class Worker {
   std::unordered_map<int, ucp_ep_h> endpoints_;
   int event_fd_ = -1;
   std::atomic<bool> stopping_{false};
+  std::atomic<void*> context_in_use_{nullptr};
   std::thread progress_thread_;
 };
 
