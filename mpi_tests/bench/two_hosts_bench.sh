@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# two_hosts_bench.sh BUILD_DIR LIBRARY [OUT_DIR]: device->device bandwidth
+# between two test hosts on this machine (network namespaces over a veth
+# pair, TCP; mpi_tests/common/test_hosts.sh), one rank on each, in one run:
+#   - UCX's own host-memory bandwidth over that link (ucx_perftest tag_bw,
+#     UCX_TLS=tcp): the link's floor for ucx;
+#   - cumpi_bench dd and hh with the default transports (ucx between the
+#     hosts) and with CUMPI_TRANSPORTS=cuda_ipc,staged (the staged pipeline
+#     over the host MPI's TCP);
+# then the 64 MiB ratios the ucx transport is held to: ucx >= 0.85x the UCX
+# host floor, and ucx >= the staged pipeline. The pinned device->host copy
+# floor is cumpi_bench's own "floor" row where the memory is CUDA's.
+# Exits 77 where the hosts cannot be made. CSV files go to OUT_DIR.
+set -uo pipefail
+build=$(cd "$1" && pwd)
+library=$2
+out=${3:-$(mktemp -d)}
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")/.." && pwd)
+skip() { echo "SKIPPED: $*"; exit 77; }
+command -v ucx_perftest > /dev/null || skip "needs ucx_perftest (ucx-utils)"
+mpirun --version 2>&1 | grep -q "Open MPI" || skip "needs Open MPI's rsh launcher"
+source "$here/common/test_hosts.sh"
+make_test_hosts
+hosts_limit=300
+bytes=67108864
+
+ip netns exec "$h2" env UCX_TLS=tcp timeout 120 ucx_perftest > "$out/perftest_server.log" 2>&1 &
+sleep 2
+UCX_TLS=tcp in_h1 "ucx_perftest 10.77.0.2 -t tag_bw -s $bytes -n 20" > "$out/perftest.log" 2>&1
+wait
+# Final: iterations, overhead 50%/average/overall, bandwidth (MB/s) average, overall, ...
+ucx_floor=$(awk '/^Final:/ {printf "%.3f", $6 / 1000}' "$out/perftest.log")
+[ -n "$ucx_floor" ] || { echo "FAILED: ucx_perftest gave no figure"; cat "$out/perftest.log"; exit 1; }
+
+bench() {  # bench NAME [VAR=VALUE...]
+  local name=$1
+  shift
+  env "$@" UCX_TLS=tcp,self bash -c "source $here/common/test_hosts.sh; h1=$h1 hosts_work=$hosts_work \
+    hosts_limit=$hosts_limit; mpirun_across mpirun 1 -x LD_PRELOAD=$library $build/mpi_tests/cumpi_bench \
+    --pairs dd,hh --allreduce 0 --min 1048576 --max $bytes --factor 4 --csv $out/$name.csv" > "$out/$name.log" 2>&1 ||
+    { echo "FAILED: cumpi_bench ($name)"; tail -20 "$out/$name.log"; exit 1; }
+}
+bench ucx
+bench staged CUMPI_TRANSPORTS=cuda_ipc,staged
+gbps() { awk -v pair="$2" -v size="$bytes" '$1 == "p2p" && $2 == pair && $3 == size {print $6}' "$out/$1.log"; }
+ucx_dd=$(gbps ucx dd) staged_dd=$(gbps staged dd) host_mpi=$(gbps ucx hh)
+echo "two hosts over TCP, 64 MiB, GB/s: ucx_perftest host $ucx_floor, host MPI $host_mpi, cumpi dd: ucx $ucx_dd, staged $staged_dd"
+for name in ucx staged; do
+  echo "--- cumpi_bench, $name"
+  grep -E '^(test|p2p|floor)' "$out/$name.log"
+done
+awk -v u="$ucx_dd" -v s="$staged_dd" -v f="$ucx_floor" 'BEGIN {
+  printf "ucx / UCX host floor = %.2f (goal >= 0.85), ucx / staged = %.2f (goal >= 1)\n", u / f, u / s }'
