@@ -7,7 +7,7 @@
 #   - cumpi_bench dd and hh with the default transports (ucx between the
 #     hosts) and with CUMPI_TRANSPORTS=cuda_ipc,staged (the staged pipeline
 #     over the host MPI's TCP);
-# then the 64 MiB ratios the ucx transport is held to: ucx >= 0.85x the UCX
+# then the ratios at the largest size (64 MiB; TWO_HOSTS_BENCH_BYTES) the ucx transport is held to: ucx >= 0.85x the UCX
 # host floor, and ucx >= the staged pipeline. The pinned device->host copy
 # floor is cumpi_bench's own "floor" row where the memory is CUDA's.
 # Exits 77 where the hosts cannot be made. CSV files go to OUT_DIR.
@@ -23,7 +23,7 @@ mpirun --version 2>&1 | grep -q "Open MPI" || skip "needs Open MPI's rsh launche
 source "$here/common/test_hosts.sh"
 make_test_hosts
 hosts_limit=300
-bytes=67108864
+bytes=${TWO_HOSTS_BENCH_BYTES:-67108864}  # the largest size, where the ratios are taken
 
 ip netns exec "$h2" env UCX_TLS=tcp timeout 120 ucx_perftest > "$out/perftest_server.log" 2>&1 &
 sleep 2
@@ -38,14 +38,14 @@ bench() {  # bench NAME [VAR=VALUE...]
   shift
   env "$@" UCX_TLS=tcp,self bash -c "source $here/common/test_hosts.sh; h1=$h1 hosts_work=$hosts_work \
     hosts_limit=$hosts_limit; mpirun_across mpirun 1 -x LD_PRELOAD=$library $build/mpi_tests/cumpi_bench \
-    --pairs dd,hh --allreduce 0 --min 1048576 --max $bytes --factor 4 --csv $out/$name.csv" > "$out/$name.log" 2>&1 ||
+    --pairs dd,hh --allreduce 0 --min ${TWO_HOSTS_BENCH_MIN:-1048576} --max $bytes --factor 4 --csv $out/$name.csv" > "$out/$name.log" 2>&1 ||
     { echo "FAILED: cumpi_bench ($name)"; tail -20 "$out/$name.log"; exit 1; }
 }
 bench ucx
 bench staged CUMPI_TRANSPORTS=cuda_ipc,staged
 gbps() { awk -v pair="$2" -v size="$bytes" '$1 == "p2p" && $2 == pair && $3 == size {print $6}' "$out/$1.log"; }
 ucx_dd=$(gbps ucx dd) staged_dd=$(gbps staged dd) host_mpi=$(gbps ucx hh)
-echo "two hosts over TCP, 64 MiB, GB/s: ucx_perftest host $ucx_floor, host MPI $host_mpi, cumpi dd: ucx $ucx_dd, staged $staged_dd"
+echo "two hosts over TCP, $bytes bytes, GB/s: ucx_perftest host $ucx_floor, host MPI $host_mpi, cumpi dd: ucx $ucx_dd, staged $staged_dd"
 for name in ucx staged; do
   echo "--- cumpi_bench, $name"
   grep -E '^(test|p2p|floor)' "$out/$name.log"
