@@ -24,6 +24,7 @@ skip() { echo "SKIPPED: $*"; exit 77; }
 "$mpirun" --version 2>&1 | grep -q "Open MPI" || skip "needs Open MPI's rsh launcher"
 source "$(dirname "$0")/common/test_hosts.sh"
 make_test_hosts
+hosts_limit=${TWO_HOSTS_LIMIT:-600}
 
 log=$hosts_work/log
 CUMPI_LOG=info mpirun_across "$mpirun" 2 -x LD_PRELOAD="$library" "$@" 2>&1 | tee "$log"

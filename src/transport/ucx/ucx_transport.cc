@@ -265,7 +265,7 @@ class Sending final : public Transfer {
       return Status::error(StatusCode::ucx_error, "the ucx transport was chosen, but " + why_not);
     }
     ucp_ep_h endpoint = nullptr;
-    return worker->endpoint(peer, address_.data(), address_.size(), &endpoint);
+    return worker->endpoint(peer, message_.peer.same_node, address_.data(), address_.size(), &endpoint);
   }
 
   Source source_;

@@ -121,7 +121,7 @@ Status Worker::create() {
   return Status::ok();
 }
 
-Status Worker::endpoint(int peer, const unsigned char* address, std::size_t bytes, ucp_ep_h* out) {
+Status Worker::endpoint(int peer, bool same_node, const unsigned char* address, std::size_t bytes, ucp_ep_h* out) {
   std::lock_guard<std::recursive_mutex> held(lock());
   const auto found = endpoints_.find(peer);
   if (found != endpoints_.end()) {
@@ -134,7 +134,7 @@ Status Worker::endpoint(int peer, const unsigned char* address, std::size_t byte
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
   params.address = reinterpret_cast<const ucp_address_t*>(address);
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_mode = same_node ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
   ucp_ep_h endpoint = nullptr;
   const ucs_status_t status = ucp().ucp_ep_create(worker_, &params, &endpoint);
   if (status != UCS_OK) {

@@ -44,9 +44,12 @@ class Worker {
   const std::vector<unsigned char>& address() const { return address_; }
   ucp_worker_h handle() const { return worker_; }
   // The endpoint to world rank `peer`, made from its worker address on
-  // first use. A failure of the peer (gone, unreachable) fails the
-  // endpoint's transfers with UCX's status instead of hanging them.
-  Status endpoint(int peer, const unsigned char* address, std::size_t bytes, ucp_ep_h* out);
+  // first use. To another node, a failure of the peer (gone, unreachable)
+  // fails the endpoint's transfers with UCX's status instead of hanging
+  // them (UCP_ERR_HANDLING_MODE_PEER). Not to this node's ranks: that mode
+  // leaves out UCX's shared-memory transports (1.13 and 1.16 then send over
+  // TCP, 5x slower on an H100 machine), and the launcher sees a rank die.
+  Status endpoint(int peer, bool same_node, const unsigned char* address, std::size_t bytes, ucp_ep_h* out);
   // The endpoint to `peer` if one was made, else null.
   ucp_ep_h known_endpoint(int peer) const;
 
