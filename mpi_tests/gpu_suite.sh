@@ -54,6 +54,8 @@ with_mps() {
   return $rc
 }
 has_mps() { command -v nvidia-cuda-mps-control > /dev/null && [ -z "${SUITE_LIBRARY:-}" ]; }
+mps=  # a step's prefix: under MPS where the machine has it
+if has_mps; then mps=with_mps; fi
 parts=${SUITE_PARTS:-all}  # tests, coll, nbcoll, collbench, bench, hostpath, multigpu (2+ GPUs) or all
 
 if [ "$parts" = all ] || [ "$parts" = tests ]; then
@@ -102,8 +104,6 @@ fi
 # GPU collectives against the MPI library's own on host buffers: 2, 3, 4
 # and 8 ranks on the GPUs there are, under MPS where it exists.
 if [ "$parts" = all ] || [ "$parts" = tests ] || [ "$parts" = coll ]; then
-  mps=
-  if has_mps; then mps=with_mps; fi
   step device_collectives_np2 $mps launch 2 300 "$build/mpi_tests/device_collectives" --large
   step device_collectives_np3 $mps launch 3 300 "$build/mpi_tests/device_collectives" --cycles 300
   step device_collectives_np4 $mps launch 4 400 "$build/mpi_tests/device_collectives" --large
@@ -116,8 +116,6 @@ fi
 # Nonblocking collectives on device buffers: the GPU algorithms from the start
 # (a wait long enough for every rank's offer), the default wait, and staged.
 if [ "$parts" = all ] || [ "$parts" = tests ] || [ "$parts" = coll ] || [ "$parts" = nbcoll ]; then
-  mps=
-  if has_mps; then mps=with_mps; fi
   agreed() { CUMPI_COLL_START_WAIT=10000 "$@"; }
   step nonblocking_collectives_np2 $mps agreed launch 2 300 "$build/mpi_tests/nonblocking_device_collectives"
   step nonblocking_collectives_np4 $mps agreed launch 4 400 "$build/mpi_tests/nonblocking_device_collectives" --large
@@ -127,8 +125,6 @@ if [ "$parts" = all ] || [ "$parts" = tests ] || [ "$parts" = coll ] || [ "$part
     "$build/mpi_tests/nonblocking_device_collectives"
 fi
 if [ "$parts" = nbcoll ]; then
-  mps=
-  if has_mps; then mps=with_mps; fi
   for ranks in 4 2 8; do
     step "coll_bench_nonblocking_np$ranks" $mps launch "$ranks" 400 "$build/mpi_tests/coll_bench" \
       --collectives iallreduce,allreduce,ibcast,bcast --factor 8 --max "${COLL_BENCH_MAX:-134217728}" \
@@ -139,8 +135,6 @@ if [ "$parts" = nbcoll ]; then
 fi
 # The GPU collectives' speed beside the staged path and host buffers.
 if [ "$parts" = all ] || [ "$parts" = collbench ]; then
-  mps=
-  if has_mps; then mps=with_mps; fi
   for ranks in 4 2 8; do
     step "coll_bench_np$ranks" $mps launch "$ranks" 400 "$build/mpi_tests/coll_bench" \
       --max "${COLL_BENCH_MAX:-268435456}" --csv "$out/coll_bench_np$ranks.csv"

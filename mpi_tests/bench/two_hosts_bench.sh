@@ -25,7 +25,7 @@ make_test_hosts
 hosts_limit=300
 bytes=${TWO_HOSTS_BENCH_BYTES:-67108864}  # the largest size, where the ratios are taken
 
-ip netns exec "$h2" env UCX_TLS=tcp timeout 120 ucx_perftest > "$out/perftest_server.log" 2>&1 &
+UCX_TLS=tcp in_h2_background "timeout 120 ucx_perftest > $out/perftest_server.log 2>&1"
 sleep 2
 UCX_TLS=tcp in_h1 "ucx_perftest 10.77.0.2 -t tag_bw -s $bytes -n 20" > "$out/perftest.log" 2>&1
 wait
@@ -33,13 +33,14 @@ wait
 ucx_floor=$(awk '/^Final:/ {printf "%.3f", $6 / 1000}' "$out/perftest.log")
 [ -n "$ucx_floor" ] || { echo "FAILED: ucx_perftest gave no figure"; cat "$out/perftest.log"; exit 1; }
 
-bench() {  # bench NAME [VAR=VALUE...]
+bench() {  # bench NAME [VAR=VALUE...]: the variables go to the ranks
   local name=$1
   shift
-  env "$@" UCX_TLS=tcp,self bash -c "source $here/common/test_hosts.sh; h1=$h1 hosts_work=$hosts_work \
-    hosts_limit=$hosts_limit; mpirun_across mpirun 1 -x LD_PRELOAD=$library $build/mpi_tests/cumpi_bench \
-    --pairs dd,hh --allreduce 0 --min ${TWO_HOSTS_BENCH_MIN:-1048576} --max $bytes --factor 4 --csv $out/$name.csv" > "$out/$name.log" 2>&1 ||
-    { echo "FAILED: cumpi_bench ($name)"; tail -20 "$out/$name.log"; exit 1; }
+  (
+    export UCX_TLS=tcp,self "$@"
+    mpirun_across mpirun 1 -x LD_PRELOAD="$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh --allreduce 0 \
+      --min "${TWO_HOSTS_BENCH_MIN:-1048576}" --max "$bytes" --factor 4 --csv "$out/$name.csv"
+  ) > "$out/$name.log" 2>&1 || { echo "FAILED: cumpi_bench ($name)"; tail -20 "$out/$name.log"; exit 1; }
 }
 bench ucx
 bench staged CUMPI_TRANSPORTS=cuda_ipc,staged

@@ -1,6 +1,5 @@
 #include "transport/registry.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "transport/cuda_ipc/cuda_ipc_transport.h"
@@ -24,15 +23,11 @@ void Registry::configure(const std::vector<std::string>& names) {
   std::vector<Transport*> named;
   for (const std::string& name : names) {
     Transport* transport = transport_named(name);
-    if (transport != nullptr) named.push_back(transport);
+    if (transport != nullptr) {
+      transport->configured(names);
+      named.push_back(transport);
+    }
   }
-#if CUMPI_HAVE_UCX
-  // This node's ranks take ucx only where it comes before cuda_ipc: by
-  // default CUDA IPC, then the staged pipeline, serve them.
-  const auto ucx = std::find(names.begin(), names.end(), "ucx");
-  const auto ipc = std::find(names.begin(), names.end(), "cuda_ipc");
-  ucx_transport().take_this_node(ucx < ipc);
-#endif
   use(std::move(named));
 }
 

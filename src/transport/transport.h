@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "memory/device_memory.h"
 #include "runtime/mpi_api.h"
@@ -120,6 +121,10 @@ class Transport {
   // sender's memory). An error is returned through `error`, with null.
   virtual std::unique_ptr<Transfer> accept(const Message& message, const Blob& blob, const Landing& landing,
                                            Decline* decline, Status* error) = 0;
+
+  // Registered in CUMPI_TRANSPORTS's `order` (every name listed, in order):
+  // a transport whose part depends on its place there reads it.
+  virtual void configured(const std::vector<std::string>& order) { (void)order; }
 
   // Advances what the transport does on its own (queued copies, a worker).
   virtual void progress() {}

@@ -9,6 +9,7 @@
 #include "runtime/errors.h"
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
+#include "runtime/runtime.h"
 #include "transport/staged/pipeline.h"
 #include "transport/ucx/ucx_library.h"
 #include "transport/ucx/ucx_worker.h"
@@ -49,12 +50,6 @@ constexpr std::size_t kMostChunks = std::size_t{1} << kChunkBits;
 ucp_tag_t tag_of(int sender, std::uint64_t id) {
   return (static_cast<ucp_tag_t>(sender) << (kIdBits + kChunkBits)) |
          ((id & ((ucp_tag_t{1} << kIdBits) - 1)) << kChunkBits);
-}
-
-int this_world_rank() {
-  int rank = 0;
-  real_mpi().Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
 }
 
 // Device memory of a real GPU (the emulation backend's is host memory that
@@ -341,7 +336,7 @@ class Receiving final : public Transfer {
     const bool done = pipeline_ != nullptr ? pipeline_->advance(error) : received(error);
     if (!done && error->is_ok() && stats::now_seconds() > deadline_) {
       *error = Status::error(StatusCode::ucx_error, "the data of a message from rank " + std::to_string(peer_) +
-                                                        " did not come within " + "CUMPI_UCX_TIMEOUT (" +
+                                                        " did not come within CUMPI_UCX_TIMEOUT (" +
                                                         std::to_string(config().ucx_timeout) + " s)");
     }
     return (done && address_request_ == MPI_REQUEST_NULL) || !error->is_ok();
@@ -422,6 +417,14 @@ bool UcxTransport::can_send(const Peer& peer) const {
          !has_no_ucx(peer.world_rank);
 }
 
+// This node's ranks take ucx only where it comes before cuda_ipc: by
+// default CUDA IPC, then the staged pipeline, serve them.
+void UcxTransport::configured(const std::vector<std::string>& order) {
+  const auto ucx = std::find(order.begin(), order.end(), name());
+  const auto ipc = std::find(order.begin(), order.end(), "cuda_ipc");
+  takes_this_node_ = ucx < ipc;
+}
+
 std::size_t UcxTransport::rendezvous_from() const { return config().eager_limit; }
 
 bool UcxTransport::describe(const Source& source, const Message& message, Blob* blob) {
@@ -431,7 +434,7 @@ bool UcxTransport::describe(const Source& source, const Message& message, Blob* 
   if (worker == nullptr) {
     return false;
   }
-  UcxBlob ucx_blob{tag_of(this_world_rank(), message.id), 0, 0};
+  UcxBlob ucx_blob{tag_of(runtime::world_rank(), message.id), 0, 0};
   ucx_blob.handshake = worker->known_endpoint(message.peer.world_rank) == nullptr ? 1 : 0;
   if (ucx_blob.handshake != 0 || !moves(*worker, source.owner)) {
     ucx_blob.chunk = configured_chunk();

@@ -21,6 +21,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "transport/transport.h"
 
@@ -45,9 +47,8 @@ class UcxTransport final : public Transport {
                                    Status* error) override;
   void progress() override;
   void shutdown() override;
-
-  // Whether ranks on this node take ucx too (set from CUMPI_TRANSPORTS).
-  void take_this_node(bool take) { takes_this_node_ = take; }
+  // Ranks on this node take ucx too where it comes before cuda_ipc.
+  void configured(const std::vector<std::string>& order) override;
 
  private:
   bool takes_this_node_ = false;
