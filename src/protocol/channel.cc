@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "protocol/envelope_grants.h"
+#include "protocol/pull.h"
 #include "protocol/short_envelope.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
@@ -71,6 +72,7 @@ Status open_channel() {
   g_open = true;
   set_short_watchers(takes_short_here != 0, takes_short.data(), size);
   start_grants(size);
+  learn_truncated_count();
   return Status::ok();
 }
 

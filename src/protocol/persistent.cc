@@ -1,5 +1,6 @@
 #include "protocol/persistent.h"
 
+#include "protocol/matched_queue.h"
 #include "protocol/pull.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
@@ -9,6 +10,18 @@
 namespace cumpi::protocol {
 
 namespace {
+
+// Plain data into a persistent receive; one that landed whole is
+// truncated here as MPI would have, status included.
+Status finish_plain_persistent(ReceiveTarget& target, std::size_t received, MPI_Status* status) {
+  Status finished = target.finish_plain(received);
+  if (!finished.is_ok() || received <= target.capacity()) {
+    return finished;
+  }
+  report_status(status, status->MPI_SOURCE, status->MPI_TAG, truncated_count(received, target.capacity()),
+                MPI_ERR_TRUNCATE);
+  return truncated_receive(target.capacity());
+}
 
 // Finishes a completed persistent receive: copies plain data back, or pulls
 // the message an envelope announced (blocking: the completion call is
@@ -32,7 +45,7 @@ Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
     return looked;
   }
   if (!arrived) {
-    return operation.target.finish_plain(received);
+    return finish_plain_persistent(operation.target, received, status);
   }
   return pull_now(envelope, &operation.target, status);
 }

@@ -330,7 +330,10 @@ Status recv_init(void* buf, int count, MPI_Datatype type, const PointerInfo& whe
   if (!status.is_ok()) {
     return status;
   }
-  const int rc = real_mpi().Recv_init(operation->target.landing(), count, type, source, tag, comm, request);
+  ReceiveTarget& target = operation->target;
+  target.land_stand_ins_whole();
+  const int rc =
+      real_mpi().Recv_init(target.post_buffer(), target.post_count(), target.post_type(), source, tag, comm, request);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }

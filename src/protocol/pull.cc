@@ -12,6 +12,7 @@
 #include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
+#include "runtime/status_bytes.h"
 #include "transport/registry.h"
 #include "transport/staged/staged_transport.h"
 
@@ -136,13 +137,46 @@ Status pull_now(const Envelope& envelope, ReceiveTarget* target, MPI_Status* sta
   while (error.is_ok() && !pull.advance(&error)) {
     transport::transports().progress_all();
   }
-  real_mpi().Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(pull.delivered()));
+  real_mpi().Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(pull.reported_count()));
   return error.is_ok() && pull.truncated() ? truncated_receive(pull.delivered()) : error;
 }
 
 Status truncated_receive(std::size_t delivered) {
   return Status::error(StatusCode::truncated, "message truncated: it is larger than the receive buffer of " +
                                                   std::to_string(delivered) + " bytes");
+}
+
+std::size_t Pull::reported_count() const {
+  return truncated_ ? truncated_count(static_cast<std::size_t>(envelope_.bytes), delivered_) : delivered_;
+}
+
+namespace {
+bool g_truncation_counts_message = true;
+}  // namespace
+
+std::size_t truncated_count(std::size_t message_bytes, std::size_t capacity) {
+  return g_truncation_counts_message ? message_bytes : capacity;
+}
+
+// Two bytes into a one-byte receive, to this rank itself on a duplicate of
+// MPI_COMM_SELF that returns errors.
+void learn_truncated_count() {
+  const RealMpi& mpi = real_mpi();
+  MPI_Comm self = MPI_COMM_NULL;
+  if (mpi.Comm_dup(MPI_COMM_SELF, &self) != MPI_SUCCESS) {
+    return;
+  }
+  mpi.Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+  const char message[2] = {1, 2};
+  char room[1] = {};
+  MPI_Request sent = MPI_REQUEST_NULL;
+  MPI_Status status{};
+  if (mpi.Isend(message, 2, MPI_BYTE, 0, 0, self, &sent) == MPI_SUCCESS) {
+    mpi.Recv(room, 1, MPI_BYTE, 0, 0, self, &status);
+    mpi.Wait(&sent, MPI_STATUS_IGNORE);
+    g_truncation_counts_message = status_bytes(status) == 2;
+  }
+  mpi.Comm_free(&self);
 }
 
 }  // namespace cumpi::protocol

@@ -33,6 +33,8 @@ class Pull {
 
   std::size_t delivered() const { return delivered_; }
   bool truncated() const { return truncated_; }
+  // The byte count the receive's status reports (truncated_count()).
+  std::size_t reported_count() const;
 
  private:
   transport::Message message() const;
@@ -64,5 +66,11 @@ Status pull_now(const Envelope& envelope, ReceiveTarget* target, MPI_Status* sta
 
 // The error of a receive that took `delivered` bytes of a larger message.
 Status truncated_receive(std::size_t delivered);
+
+// The byte count a truncated receive's status reports: what this MPI
+// reports for its own truncated messages, the message's size (Open MPI) or
+// the receive's capacity. Learnt once by learn_truncated_count(), at MPI_Init.
+std::size_t truncated_count(std::size_t message_bytes, std::size_t capacity);
+void learn_truncated_count();
 
 }  // namespace cumpi::protocol

@@ -37,6 +37,12 @@ Status ReceiveTarget::prepare(void* buffer, int count, MPI_Datatype type, const 
   return Status::ok();
 }
 
+void ReceiveTarget::land_stand_ins_whole() {
+  if (capacity_ < kEnvelopeBytes && whole_ == nullptr) {
+    whole_.reset(new unsigned char[kEnvelopeBytes]);
+  }
+}
+
 void* ReceiveTarget::landing() const {
   return private_landing_ ? private_landing_.get() - span_.offset : staged_.mpi_pointer();
 }
@@ -56,6 +62,10 @@ char* ReceiveTarget::contiguous_destination() const {
 }
 
 bool ReceiveTarget::read_head(std::size_t bytes, unsigned char* out) const {
+  if (whole_) {
+    std::memcpy(out, whole_.get(), bytes);
+    return true;
+  }
   const char* host_span = static_cast<const char*>(landing()) + span_.offset;
   if (contiguous_) {
     std::memcpy(out, host_span, bytes);
@@ -77,7 +87,8 @@ bool ReceiveTarget::read_head(std::size_t bytes, unsigned char* out) const {
 Status ReceiveTarget::envelope_arrived(std::size_t received, MPI_Comm comm, int source, Envelope* envelope,
                                        bool* arrived) const {
   *arrived = false;
-  if (!may_take_envelope(capacity_) || received > capacity_ || !may_be_envelope(received)) {
+  const bool may_hold = whole_ ? received <= kEnvelopeBytes : may_take_envelope(capacity_) && received <= capacity_;
+  if (!may_hold || !may_be_envelope(received)) {
     return Status::ok();
   }
   if (received == kEnvelopeBytes) {
@@ -101,6 +112,10 @@ void ReceiveTarget::settle_before_writing() const {
 }
 
 Status ReceiveTarget::finish_plain(std::size_t received) {
+  return whole_ ? deliver_packed(whole_.get(), received) : finish_landed(received);
+}
+
+Status ReceiveTarget::finish_landed(std::size_t received) {
   if (private_landing_) {
     settle_before_writing();
     const std::size_t bytes = contiguous_ ? std::min(received, span_.bytes) : span_.bytes;
@@ -125,10 +140,10 @@ Status ReceiveTarget::deliver_packed(const void* bytes, std::size_t length) {
     if (delivered != 0) {
       std::memcpy(host_span, bytes, delivered);
     }
-    return finish_plain(delivered);
+    return finish_landed(delivered);
   }
   if (layout_.size == 0) {
-    return finish_plain(0);
+    return finish_landed(0);
   }
   const auto element_bytes = static_cast<std::size_t>(layout_.size);
   const int whole = static_cast<int>(delivered / element_bytes);
@@ -138,7 +153,7 @@ Status ReceiveTarget::deliver_packed(const void* bytes, std::size_t length) {
   if (rc == MPI_SUCCESS && rest != 0) {
     rc = unpack_partial_element(static_cast<const char*>(bytes) + delivered - rest, rest, whole);
   }
-  return rc == MPI_SUCCESS ? finish_plain(delivered) : from_mpi(rc);
+  return rc == MPI_SUCCESS ? finish_landed(delivered) : from_mpi(rc);
 }
 
 // A message may end inside an element, as MPI allows: the element's first

@@ -25,10 +25,23 @@ class ReceiveTarget {
   static Status prepare(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where,
                         bool private_landing, ReceiveTarget* out);
 
-  // The buffer, count and type to post the PMPI receive with.
+  // Where MPI lands the span's bytes in host memory: the user's buffer, the
+  // private landing, or a device buffer's host landing.
   void* landing() const;
   int count() const { return count_; }
   MPI_Datatype type() const { return type_; }
+
+  // A receive smaller than an envelope (an engine-owned one: watched or
+  // persistent) lands in a buffer of the envelope's size, so that an
+  // envelope or a short envelope's token that MPI would truncate arrives
+  // whole: its message is then pulled, truncated as MPI would, and its sender
+  // gets FIN. Plain data is truncated by finish_plain as MPI would have.
+  void land_stand_ins_whole();
+  bool lands_whole() const { return whole_ != nullptr; }
+  // The buffer, count and type to post the PMPI receive with.
+  void* post_buffer() const { return whole_ ? static_cast<void*>(whole_.get()) : landing(); }
+  int post_count() const { return whole_ ? static_cast<int>(kEnvelopeBytes) : count_; }
+  MPI_Datatype post_type() const { return whole_ ? MPI_BYTE : type_; }
 
   std::size_t capacity() const { return capacity_; }
   bool on_device() const { return staged_.staged(); }
@@ -49,7 +62,8 @@ class ReceiveTarget {
   // Before each start of a persistent receive with holes: the host landing
   // takes the device's bytes again, so that a copy-back keeps the holes.
   Status refresh_holes();
-  // After MPI delivered `received` bytes of plain data into landing().
+  // After MPI delivered `received` bytes of plain data into post_buffer();
+  // from a buffer of the envelope's size, at most capacity() of them.
   Status finish_plain(std::size_t received);
   // Writes `bytes` of packed message data (a pulled message into a target
   // with holes, or a probed plain message) as MPI would have, then finishes.
@@ -58,6 +72,7 @@ class ReceiveTarget {
  private:
   memory::StagedBuffer staged_;
   std::unique_ptr<char[]> private_landing_;  // host targets only: the span's bytes
+  std::unique_ptr<unsigned char[]> whole_;    // kEnvelopeBytes, for receives smaller than that
   int count_ = 0;
   MPI_Datatype type_{};
   memory::TypeLayout layout_;
@@ -70,6 +85,8 @@ class ReceiveTarget {
   void settle_before_writing() const;
   // The first `bytes` message bytes MPI landed, packed.
   bool read_head(std::size_t bytes, unsigned char* out) const;
+  // finish_plain for bytes MPI landed in landing().
+  Status finish_landed(std::size_t received);
   // Writes the message's last `rest` bytes into element `index`, which
   // they do not fill.
   int unpack_partial_element(const char* bytes, std::size_t rest, int index);

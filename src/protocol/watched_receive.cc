@@ -30,12 +30,17 @@ WatchedReceive::~WatchedReceive() {
 Status WatchedReceive::prepare(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where,
                                bool blocking) {
   Status status = ReceiveTarget::prepare(buffer, count, type, where, false, &target_);
-  if (!status.is_ok() || target_.on_device() || target_.host_first() == target_.host_last()) {
+  if (!status.is_ok()) {
+    return status;
+  }
+  target_.land_stand_ins_whole();
+  if (target_.on_device() || target_.host_first() == target_.host_last()) {
     return status;
   }
   const std::uintptr_t first = target_.host_first();
   const std::uintptr_t last = target_.host_last();
-  if (!blocking || overlaps_pending_receive(first, last)) {
+  // A receive that lands whole lands privately already.
+  if (!target_.lands_whole() && (!blocking || overlaps_pending_receive(first, last))) {
     status = ReceiveTarget::prepare(buffer, count, type, where, true, &target_);
   }
   private_key_ = add_private_receive(first, last);
@@ -59,7 +64,8 @@ Status WatchedReceive::start(void* buffer, int count, MPI_Datatype type, const m
       return take_queued(std::move(queued));
     }
   }
-  return from_mpi(real_mpi().Irecv(target_.landing(), target_.count(), target_.type(), source, tag, comm, &inner_));
+  return from_mpi(
+      real_mpi().Irecv(target_.post_buffer(), target_.post_count(), target_.post_type(), source, tag, comm, &inner_));
 }
 
 Status WatchedReceive::start_queued(void* buffer, int count, MPI_Datatype type, const memory::PointerInfo& where,
@@ -83,7 +89,7 @@ Status WatchedReceive::take_queued(std::unique_ptr<QueuedMessage> message) {
   Status delivered = target_.deliver_packed(queued_->bytes.data(), bytes);
   const bool truncated = bytes > target_.capacity();
   complete(delivered.is_ok() ? (truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS) : request_error_code(delivered),
-           truncated ? target_.capacity() : bytes);
+           truncated ? truncated_count(bytes, target_.capacity()) : bytes);
   return Status::ok();
 }
 
@@ -117,7 +123,10 @@ bool WatchedReceive::inner_completed() {
     const bool arrived = rc == MPI_SUCCESS || rc == MPI_ERR_TRUNCATE;
     Status finished = arrived ? target_.finish_plain(received) : Status::ok();
     error_from_mpi_ = rc != MPI_SUCCESS && finished.is_ok();
-    complete(finished.is_ok() ? rc : request_error_code(finished), received);
+    // Landed whole, plain data larger than the receive is truncated here.
+    const bool truncated_here = rc == MPI_SUCCESS && received > target_.capacity();
+    const int code = !finished.is_ok() ? request_error_code(finished) : (truncated_here ? MPI_ERR_TRUNCATE : rc);
+    complete(code, truncated_here ? truncated_count(received, target_.capacity()) : received);
   }
   return true;
 }
@@ -137,7 +146,7 @@ bool WatchedReceive::advance() {
       return false;
     }
     const int code = !error.is_ok() ? request_error_code(error) : (pull_.truncated() ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
-    complete(code, pull_.delivered());
+    complete(code, pull_.reported_count());
   }
   return done_;
 }
@@ -196,10 +205,31 @@ Status watched_irecv(void* buffer, int count, MPI_Datatype type, const memory::P
   return track(std::move(operation), request, comm);
 }
 
+namespace {
+
+// A watched host receive smaller than an envelope (on a rank that takes
+// short envelopes) goes through WatchedReceive, which lands it whole.
+bool smaller_than_envelope(int count, MPI_Datatype type) {
+  long long size = 0;
+  if (!cached_type_size(type, &size)) {
+    int queried = 0;
+    if (real_mpi().Type_size(type, &queried) != MPI_SUCCESS) {
+      return false;  // the real call reports the bad datatype
+    }
+    size = queried;
+  }
+  return static_cast<unsigned long long>(count) * static_cast<unsigned long long>(size) < kEnvelopeBytes;
+}
+
+}  // namespace
+
 Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                   MPI_Request* request) {
   // A message a probe took out of MPI comes first, as MPI's order wants.
   if (has_queued_messages() && matched_queue().find(comm, source, tag) != nullptr) {
+    return watched_irecv(buffer, count, type, memory::kHostMemory, source, tag, comm, request);
+  }
+  if (smaller_than_envelope(count, type)) {
     return watched_irecv(buffer, count, type, memory::kHostMemory, source, tag, comm, request);
   }
   bool posted = false;
@@ -258,7 +288,7 @@ bool must_land_privately(const void* buffer, int count, MPI_Datatype type) {
 
 Status host_recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   serve_grants();
-  if (has_queued_messages() || must_land_privately(buffer, count, type)) {
+  if (has_queued_messages() || smaller_than_envelope(count, type) || must_land_privately(buffer, count, type)) {
     return watched_recv(buffer, count, type, memory::kHostMemory, source, tag, comm, status);
   }
   MPI_Status local{};

@@ -16,7 +16,9 @@
 namespace cumpi::detail {
 struct OpenMpiHandles {
   MPI_Comm comm_world = nullptr;
+  MPI_Comm comm_self = nullptr;
   MPI_Comm comm_null = nullptr;
+  MPI_Errhandler errors_return = nullptr;
   MPI_Datatype byte = nullptr;
   MPI_Datatype int_type = nullptr;
   MPI_Op op_max = nullptr;
@@ -33,7 +35,9 @@ void* open_mpi_object(const char* symbol);
 }  // namespace cumpi::detail
 
 #undef MPI_COMM_WORLD
+#undef MPI_COMM_SELF
 #undef MPI_COMM_NULL
+#undef MPI_ERRORS_RETURN
 #undef MPI_BYTE
 #undef MPI_INT
 #undef MPI_MAX
@@ -42,7 +46,9 @@ void* open_mpi_object(const char* symbol);
 #undef MPI_MESSAGE_NULL
 #undef MPI_MESSAGE_NO_PROC
 #define MPI_COMM_WORLD (::cumpi::detail::open_mpi_handles().comm_world)
+#define MPI_COMM_SELF (::cumpi::detail::open_mpi_handles().comm_self)
 #define MPI_COMM_NULL (::cumpi::detail::open_mpi_handles().comm_null)
+#define MPI_ERRORS_RETURN (::cumpi::detail::open_mpi_handles().errors_return)
 #define MPI_BYTE (::cumpi::detail::open_mpi_handles().byte)
 #define MPI_INT (::cumpi::detail::open_mpi_handles().int_type)
 #define MPI_MAX (::cumpi::detail::open_mpi_handles().op_max)

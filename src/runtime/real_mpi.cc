@@ -102,7 +102,9 @@ const OpenMpiHandles& open_mpi_handles() {
     return handles;
   }
   handles.comm_world = static_cast<MPI_Comm>(handle_object(library, "ompi_mpi_comm_world"));
+  handles.comm_self = static_cast<MPI_Comm>(handle_object(library, "ompi_mpi_comm_self"));
   handles.comm_null = static_cast<MPI_Comm>(handle_object(library, "ompi_mpi_comm_null"));
+  handles.errors_return = static_cast<MPI_Errhandler>(handle_object(library, "ompi_mpi_errors_return"));
   handles.byte = static_cast<MPI_Datatype>(handle_object(library, "ompi_mpi_byte"));
   handles.int_type = static_cast<MPI_Datatype>(handle_object(library, "ompi_mpi_int"));
   handles.op_max = static_cast<MPI_Op>(handle_object(library, "ompi_mpi_op_max"));
@@ -110,7 +112,8 @@ const OpenMpiHandles& open_mpi_handles() {
   handles.info_null = static_cast<MPI_Info>(handle_object(library, "ompi_mpi_info_null"));
   handles.message_null = static_cast<MPI_Message>(handle_object(library, "ompi_message_null"));
   handles.message_no_proc = static_cast<MPI_Message>(handle_object(library, "ompi_message_no_proc"));
-  if (handles.comm_world == nullptr || handles.comm_null == nullptr || handles.byte == nullptr ||
+  if (handles.comm_world == nullptr || handles.comm_self == nullptr || handles.comm_null == nullptr ||
+      handles.errors_return == nullptr || handles.byte == nullptr ||
       handles.int_type == nullptr || handles.op_max == nullptr ||
       handles.request_null == nullptr || handles.info_null == nullptr || handles.message_null == nullptr ||
       handles.message_no_proc == nullptr) {
