@@ -84,7 +84,7 @@ step p2p_matrix_np2_short_envelopes short_envelopes launch 2 300 "$build/mpi_tes
   --sizes 0,7,8,9,16,100,255,256,8192,1048576
 step short_envelopes_take_ipc env CUMPI_STATS=1 CUMPI_SHORT_ENVELOPES=1 "$here/run_launched.sh" mpirun 2 120 \
   "$library" "$build/mpi_tests/p2p_matrix" --memory device --sizes 8,100,255
-step short_envelopes_ipc_counted grep -qE "rendezvous ipc +[1-9]" "$out/short_envelopes_take_ipc.log"
+step short_envelopes_ipc_counted grep -qE "rendezvous ipc received +[1-9]" "$out/short_envelopes_take_ipc.log"
 step semantics_np3_short_envelopes short_envelopes launch 3 120 "$build/mpi_tests/p2p_semantics"
 step p2p_stress_np4_short_envelopes_odd_ranks launch 4 300 "$here/short_envelopes_on_odd_ranks.sh" \
   "$build/mpi_tests/p2p_stress" --messages 10000

@@ -106,8 +106,8 @@ void send_case(Memory memory, std::size_t bytes, int tag) {
 // Receives smaller than the message: the fixed sizes and half the message.
 std::vector<std::size_t> rooms_for(std::size_t bytes) {
   std::vector<std::size_t> rooms;
-  for (std::size_t room : {std::size_t{4}, std::size_t{8}, std::size_t{50}, std::size_t{100}, std::size_t{280},
-                           bytes / 2}) {
+  for (std::size_t room :
+       {std::size_t{4}, std::size_t{8}, std::size_t{50}, std::size_t{100}, std::size_t{280}, bytes / 2}) {
     bool seen = false;
     for (std::size_t earlier : rooms) seen = seen || earlier == room;
     if (room < bytes && !seen) rooms.push_back(room);

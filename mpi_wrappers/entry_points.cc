@@ -7,6 +7,7 @@
 //
 // These are definitions of the functions mpi.h declares, so a parameter list
 // in the list that differs from the installed mpi.h fails to compile.
+#include "mpi_wrappers/call_bytes.h"
 #include "mpi_wrappers/intercept.h"
 #include "mpi_wrappers/pass_through.h"
 #include "mpi_wrappers/reentry_guard.h"
@@ -17,6 +18,8 @@
 #include "runtime/stats.h"
 
 #define CUMPI_ENTRY __attribute__((visibility("default")))
+// (a, b, c) without its parentheses.
+#define CUMPI_UNPARENTHESISED(...) __VA_ARGS__
 
 namespace cumpi::wrappers {
 
@@ -28,8 +31,8 @@ namespace {
 // and a branch: progress of outstanding device operations (not from within
 // the engine itself, whose calls into MPI never re-enter it) and the
 // statistics of CUMPI_STATS=1.
-template <typename Call>
-__attribute__((noinline)) int with_entry_work(unsigned state, Call call) {
+template <typename Call, typename Bytes>
+__attribute__((noinline)) int with_entry_work(unsigned state, Call call, Bytes host_bytes) {
   if ((state & runtime::kProgressWork) != 0 && !ReentryGuard::inside()) {
     ReentryGuard guard;
     const runtime::EngineEntryIfFree entry;
@@ -38,9 +41,10 @@ __attribute__((noinline)) int with_entry_work(unsigned state, Call call) {
   if ((state & runtime::kStatisticsWork) == 0) {
     return call();
   }
+  const std::size_t bytes = host_bytes();
   const double start = stats::now_seconds();
   const int rc = call();
-  stats::record(stats::Route::intercepted, 0, stats::now_seconds() - start);
+  stats::record(stats::Route::intercepted, bytes, stats::now_seconds() - start);
   return rc;
 }
 
@@ -76,7 +80,9 @@ using namespace cumpi::pass_through;  // NOLINT(google-build-using-namespace): t
     if (state == runtime::kActive) {                                                                          \
       return intercept_##name args;                                                                           \
     }                                                                                                         \
-    return with_entry_work(state, [=] { return intercept_##name args; });                                     \
+    return with_entry_work(                                                                                   \
+        state, [=] { return intercept_##name args; },                                                         \
+        [=] { return call_bytes::of(call_bytes::name{}, CUMPI_UNPARENTHESISED args); });                      \
   }                                                                                                           \
   }                                                                                                           \
   extern "C" CUMPI_ENTRY int MPI_##name params {                                                              \

@@ -119,6 +119,14 @@ TEST(ConfigParsing, UnknownCumpiVariablesAreFound) {
   EXPECT_EQ(unknown[0], "CUMPI_STAT");
 }
 
+TEST(ConfigParsing, AMisspeltVariableGetsTheNearestKnownName) {
+  EXPECT_EQ(nearest_known_variable("CUMPI_STAT"), "CUMPI_STATS");
+  EXPECT_EQ(nearest_known_variable("CUMPI_TRANSPORT"), "CUMPI_TRANSPORTS");
+  EXPECT_EQ(nearest_known_variable("CUMPI_LGO"), "CUMPI_LOG");
+  EXPECT_EQ(nearest_known_variable("CUMPI_SHORT_ENVELOPE"), "CUMPI_SHORT_ENVELOPES");
+  EXPECT_EQ(nearest_known_variable("CUMPI_SOMETHING_ELSE_ENTIRELY"), "");
+}
+
 TEST(ConfigParsing, DescriptionNamesEveryVariableAndItsOrigin) {
   const std::string text = describe_config(parse_config(lookup_in({{"CUMPI_STATS", "1"}})));
   EXPECT_NE(text.find("CUMPI_STATS=1 (environment)"), std::string::npos);

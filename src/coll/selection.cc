@@ -252,6 +252,8 @@ Status run_collective(CollectiveCall call) {
   std::string reasons;
   Algorithm& chosen = selection().choose(*context, &call, board, log::enabled(log::Level::info) ? &reasons : nullptr);
   log_choice_once(*context, call, chosen, reasons);
+  CUMPI_LOG(debug, "%s of %d elements on a communicator of %d ranks: %s", call_name(call).c_str(),
+            call.send_count != 0 ? call.send_count : call.recv_count, context->size(), chosen.name());
   (chosen.runs_beside_host_ranks() ? g_staged : g_on_gpu).fetch_add(1, std::memory_order_relaxed);
   if (call.request == nullptr || chosen.runs_beside_host_ranks()) {
     return chosen.run(call);

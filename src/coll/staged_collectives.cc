@@ -9,6 +9,7 @@
 #include "protocol/progress.h"
 #include "runtime/engine_lock.h"
 #include "runtime/errors.h"
+#include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
 
@@ -95,9 +96,8 @@ struct Staged {
 Status stage(const void* sendbuf, void* recvbuf, const Geometry& geometry, Staged* staged) {
   Status status;
   if (geometry.send_used && !in_place(sendbuf)) {
-    status =
-        StagedBuffer::for_reading(sendbuf, geometry.send, where_of(sendbuf, geometry.send, geometry.send_where),
-                                  &staged->send);
+    status = StagedBuffer::for_reading(sendbuf, geometry.send, where_of(sendbuf, geometry.send, geometry.send_where),
+                                       &staged->send);
   } else {
     staged->send = StagedBuffer::unchanged(sendbuf);
   }
@@ -125,6 +125,8 @@ Status run(MPI_Comm comm, const void* sendbuf, void* recvbuf, const Geometry& ge
     return status;
   }
   record.add_bytes(staged.send.staged_bytes() + staged.receive.staged_bytes());
+  CUMPI_LOG(debug, "%s collective staged: %zu bytes to host, %zu bytes back",
+            request == nullptr ? "blocking" : "nonblocking", staged.send.staged_bytes(), staged.receive.staged_bytes());
   if (request == nullptr) {
     // The buffers are this call's own: other threads may use the engine
     // while the collective blocks.

@@ -101,11 +101,11 @@ struct PersistentOperation {
 
   MPI_Request request = MPI_REQUEST_NULL;
   bool is_receive = false;
-  memory::StagedBuffer staged;       // sends
-  ReceiveTarget target;              // receives
-  MPI_Comm comm = MPI_COMM_NULL;     // hears of errors; receives: a sender's rank is told in it
-  bool active = false;               // started; completion not yet handled
-  bool freed_by_user = false;        // MPI_Request_free while active
+  memory::StagedBuffer staged;    // sends
+  ReceiveTarget target;           // receives
+  MPI_Comm comm = MPI_COMM_NULL;  // hears of errors; receives: a sender's rank is told in it
+  bool active = false;            // started; completion not yet handled
+  bool freed_by_user = false;     // MPI_Request_free while active
 
   // A persistent buffered send gets a new MPI request at each MPI_Start
   // (the user's handle changes, as MPI_Start allows; Open MPI's own does so

@@ -16,6 +16,7 @@
 #include "protocol/watched_receive.h"
 #include "runtime/engine_lock.h"
 #include "runtime/errors.h"
+#include "runtime/log.h"
 #include "runtime/real_mpi.h"
 #include "runtime/stats.h"
 #include "runtime/status_bytes.h"
@@ -96,6 +97,14 @@ Status finish_receive(int rc, StagedBuffer& staged, bool contiguous, const MPI_S
   return rc != MPI_SUCCESS ? from_mpi(rc) : std::move(copied);
 }
 
+void log_eager_send(std::size_t bytes, int dest, int tag) {
+  CUMPI_LOG(debug, "device message of %zu bytes to rank %d (tag %d): eager, through a host copy", bytes, dest, tag);
+}
+
+void log_staged_receive(std::size_t bytes) {
+  CUMPI_LOG(debug, "device receive of up to %zu bytes: eager, through a host copy", bytes);
+}
+
 MPI_Status* status_or_local(MPI_Status* status, MPI_Status* local) {
   return status == MPI_STATUS_IGNORE ? local : status;
 }
@@ -114,6 +123,7 @@ Status staged_receive(void* buf, int count, MPI_Datatype type, const PointerInfo
     return staging;
   }
   record.add_bytes(staged.staged_bytes());
+  log_staged_receive(staged.staged_bytes());
   MPI_Status local{};
   MPI_Status* result = status_or_local(status, &local);
   const int rc = runtime::with_engine_released([&] { return receive(staged.mpi_pointer(), result); });
@@ -134,6 +144,7 @@ Status staged_receive_nonblocking(void* buf, int count, MPI_Datatype type, const
     return staging;
   }
   record.add_bytes(staged.staged_bytes());
+  log_staged_receive(staged.staged_bytes());
   operation->copy_back_received_only = contiguous;
   const int rc = post(staged.mpi_pointer(), &operation->inner);
   if (rc != MPI_SUCCESS) {
@@ -242,6 +253,7 @@ Status send(SendMode mode, const void* buf, int count, MPI_Datatype type, const 
     return status;
   }
   record.add_bytes(staged.staged_bytes());
+  log_eager_send(staged.staged_bytes(), dest, tag);
   return from_mpi(runtime::with_engine_released(
       [&] { return send_functions(mode).blocking(staged.mpi_pointer(), count, type, dest, tag, comm); }));
 }
@@ -260,6 +272,7 @@ Status isend(SendMode mode, const void* buf, int count, MPI_Datatype type, const
     return status;
   }
   record.add_bytes(staged.staged_bytes());
+  log_eager_send(staged.staged_bytes(), dest, tag);
   const int rc =
       send_functions(mode).nonblocking(staged.mpi_pointer(), count, type, dest, tag, comm, &operation->inner);
   if (rc != MPI_SUCCESS) {

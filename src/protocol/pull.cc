@@ -127,7 +127,7 @@ void Pull::finish(Status* error) {
     *error = std::move(sent);
   }
   if (stats::enabled() && transport_ != nullptr) {
-    stats::record(transport_->route(), delivered_, stats::now_seconds() - started_);
+    stats::record(transport_->route(), delivered_, stats::now_seconds() - started_, stats::Side::received);
   }
 }
 

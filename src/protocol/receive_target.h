@@ -72,7 +72,7 @@ class ReceiveTarget {
  private:
   memory::StagedBuffer staged_;
   std::unique_ptr<char[]> private_landing_;  // host targets only: the span's bytes
-  std::unique_ptr<unsigned char[]> whole_;    // kEnvelopeBytes, for receives smaller than that
+  std::unique_ptr<unsigned char[]> whole_;   // kEnvelopeBytes, for receives smaller than that
   int count_ = 0;
   MPI_Datatype type_{};
   memory::TypeLayout layout_;

@@ -71,6 +71,8 @@ Status RendezvousSend::start(const char* data, std::size_t bytes, const memory::
   chosen_ = &transport::transports().choose_for_send(source_, message, &envelope_.blob);
   envelope_.transport = chosen_->id();
   log_route_once(Direction::to, peer, chosen_->name(), chosen_->route_note(source_));
+  CUMPI_LOG(debug, "message %llu (%zu bytes) to rank %d (tag %d): rendezvous by %s",
+            static_cast<unsigned long long>(envelope_.message_id), bytes, dest, tag, chosen_->name());
   record_ = to_record(envelope_);
   // The reply receive is posted first: FIN may come back at once.
   Status status = post_reply_receive();
@@ -174,8 +176,12 @@ bool RendezvousSend::advance(Status* error) {
   }
   const bool done = fin_ && envelope_request_ == MPI_REQUEST_NULL && short_envelope_request_ == MPI_REQUEST_NULL &&
                     (transfer_ == nullptr || transfer_done_);
-  if (done && moving_ != nullptr && stats::enabled()) {
-    stats::record(moving_->route(), static_cast<std::size_t>(envelope_.bytes), stats::now_seconds() - started_);
+  if (done && stats::enabled()) {
+    // The transport that moved the data: a served pull's, else the chosen
+    // one's (CUDA IPC moves nothing here: the receiver copies).
+    const transport::Transport* carrier = moving_ != nullptr ? moving_ : chosen_;
+    stats::record(carrier->route(), static_cast<std::size_t>(envelope_.bytes), stats::now_seconds() - started_,
+                  stats::Side::sent);
   }
   return done;
 }

@@ -72,7 +72,7 @@ Status take_short_envelope(int sender, std::uint32_t slot, Envelope* out);
 // Both, for `received` bytes MPI delivered from `source` of `comm`, `head`
 // holding their first min(received, 2 * kTokenWordBytes): *arrived and the
 // envelope when they are a token from that rank.
-Status short_envelope_arrived(const unsigned char* head, std::size_t received, MPI_Comm comm, int source,
-                              Envelope* out, bool* arrived);
+Status short_envelope_arrived(const unsigned char* head, std::size_t received, MPI_Comm comm, int source, Envelope* out,
+                              bool* arrived);
 
 }  // namespace cumpi::protocol

@@ -39,8 +39,8 @@ void StagedOperation::finish(int test_result, const MPI_Status& inner_status) {
     if (!data_arrived) {
       break;
     }
-    Status copied = copy_back_received_only ? buffer.copy_back(static_cast<std::size_t>(received))
-                                            : buffer.copy_back_all();
+    Status copied =
+        copy_back_received_only ? buffer.copy_back(static_cast<std::size_t>(received)) : buffer.copy_back_all();
     if (!copied.is_ok()) {
       result.error = request_error_code(copied);
       result.reported = false;

@@ -23,8 +23,7 @@ inline std::atomic<unsigned> g_type_generation{0};
 
 inline bool cached_type_size(MPI_Datatype type, long long* size) {
   const TypeSizeCache& entry = t_type_size;
-  if (!entry.valid || entry.type != type ||
-      entry.generation != g_type_generation.load(std::memory_order_relaxed)) {
+  if (!entry.valid || entry.type != type || entry.generation != g_type_generation.load(std::memory_order_relaxed)) {
     return false;
   }
   *size = entry.size;

@@ -185,12 +185,51 @@ ParsedConfig parse_config(const EnvLookup& lookup) {
   return parsed;
 }
 
-std::vector<std::string> unknown_cumpi_variables(char* const* environment) {
-  static const char* const known[] = {
+namespace {
+
+const char* const kKnownVariables[] = {
 #define CUMPI_CONFIG(field, variable, type, default_value, doc) variable,
 #include "runtime/config_table.def"
 #undef CUMPI_CONFIG
-  };
+};
+
+// Edits (insert, delete, replace, swap of neighbours) from a to b.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t replace = d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, replace});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string nearest_known_variable(const std::string& unknown) {
+  // Compared without the prefix, which every candidate shares.
+  const std::string_view prefix = "CUMPI_";
+  const std::string_view tail = std::string_view(unknown).substr(std::min(unknown.size(), prefix.size()));
+  std::string nearest;
+  std::size_t best = tail.size() / 3 + 1;
+  for (const char* candidate : kKnownVariables) {
+    const std::size_t distance = edit_distance(tail, std::string_view(candidate).substr(prefix.size()));
+    if (distance < best) {
+      best = distance;
+      nearest = candidate;
+    }
+  }
+  return nearest;
+}
+
+std::vector<std::string> unknown_cumpi_variables(char* const* environment) {
+  const auto& known = kKnownVariables;
   std::vector<std::string> unknown;
   for (char* const* entry = environment; entry != nullptr && *entry != nullptr; ++entry) {
     std::string_view assignment(*entry);
@@ -254,7 +293,13 @@ ParsedConfig load_config(bool report) {
     CUMPI_LOG(warn, "%s", warning.c_str());
   }
   for (const std::string& name : unknown_cumpi_variables(environ)) {
-    CUMPI_LOG(warn, "unknown variable %s is ignored (CUMPI_PRINT_CONFIG=1 lists the known ones)", name.c_str());
+    const std::string nearest = nearest_known_variable(name);
+    if (!nearest.empty()) {
+      CUMPI_LOG(warn, "unknown variable %s is ignored: did you mean %s? (CUMPI_PRINT_CONFIG=1 lists the known ones)",
+                name.c_str(), nearest.c_str());
+    } else {
+      CUMPI_LOG(warn, "unknown variable %s is ignored (CUMPI_PRINT_CONFIG=1 lists the known ones)", name.c_str());
+    }
   }
   return parsed;
 }

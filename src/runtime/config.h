@@ -62,6 +62,9 @@ ParsedConfig parse_config(const EnvLookup& lookup);
 // CUMPI_* variables in `environment` (a NULL-terminated array as `environ`)
 // that are not in the table: typos, usually.
 std::vector<std::string> unknown_cumpi_variables(char* const* environment);
+// The known variable nearest to `unknown` (at most a third of its letters
+// changed, added, dropped or swapped), or "" when none is near.
+std::string nearest_known_variable(const std::string& unknown);
 
 // "NAME=value (default|environment)  meaning" lines, for CUMPI_PRINT_CONFIG.
 std::string describe_config(const ParsedConfig& parsed);

@@ -18,8 +18,7 @@ namespace {
 bool defined_in_libcumpi(void* symbol) {
   Dl_info found{};
   Dl_info ours{};
-  return dladdr(symbol, &found) != 0 &&
-         dladdr(reinterpret_cast<void*>(&load_real_mpi), &ours) != 0 &&
+  return dladdr(symbol, &found) != 0 && dladdr(reinterpret_cast<void*>(&load_real_mpi), &ours) != 0 &&
          found.dli_fbase == ours.dli_fbase;
 }
 
@@ -61,8 +60,7 @@ template <typename Fn>
 void resolve(void* library, Fn& slot, const char* symbol) {
   slot = reinterpret_cast<Fn>(dlsym(library, symbol));
   if (slot == nullptr) {
-    CUMPI_LOG(error, "cannot find %s in the MPI library (%s); is this an MPI program?", symbol,
-              dlerror());
+    CUMPI_LOG(error, "cannot find %s in the MPI library (%s); is this an MPI program?", symbol, dlerror());
     std::abort();
   }
 }
@@ -113,10 +111,9 @@ const OpenMpiHandles& open_mpi_handles() {
   handles.message_null = static_cast<MPI_Message>(handle_object(library, "ompi_message_null"));
   handles.message_no_proc = static_cast<MPI_Message>(handle_object(library, "ompi_message_no_proc"));
   if (handles.comm_world == nullptr || handles.comm_self == nullptr || handles.comm_null == nullptr ||
-      handles.errors_return == nullptr || handles.byte == nullptr ||
-      handles.int_type == nullptr || handles.op_max == nullptr ||
-      handles.request_null == nullptr || handles.info_null == nullptr || handles.message_null == nullptr ||
-      handles.message_no_proc == nullptr) {
+      handles.errors_return == nullptr || handles.byte == nullptr || handles.int_type == nullptr ||
+      handles.op_max == nullptr || handles.request_null == nullptr || handles.info_null == nullptr ||
+      handles.message_null == nullptr || handles.message_no_proc == nullptr) {
     CUMPI_LOG(error, "the MPI library lacks Open MPI's predefined handles");
     std::abort();
   }

@@ -16,14 +16,17 @@ struct Counters {
   std::atomic<unsigned long long> nanoseconds{0};
 };
 
-Counters g_counters[static_cast<int>(Route::count_)];
+constexpr int kSides = 3;
+Counters g_counters[static_cast<int>(Route::count_)][kSides];
 
-Counters& counters(Route route) { return g_counters[static_cast<int>(route)]; }
+Counters& counters(Route route, Side side = Side::none) {
+  return g_counters[static_cast<int>(route)][static_cast<int>(side)];
+}
 
 void append_row(std::string& out, int rank, const char* name, unsigned long long calls, unsigned long long bytes,
                 double seconds) {
   char row[160];
-  std::snprintf(row, sizeof(row), "cumpi-stats %4d  %-22s %12llu %16llu %12.6f\n", rank, name, calls, bytes, seconds);
+  std::snprintf(row, sizeof(row), "cumpi-stats %4d  %-28s %12llu %16llu %12.6f\n", rank, name, calls, bytes, seconds);
   out += row;
 }
 
@@ -35,24 +38,35 @@ double now_seconds() {
   return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
-void record(Route route, std::size_t bytes, double seconds) {
-  Counters& c = counters(route);
+void record(Route route, std::size_t bytes, double seconds, Side side) {
+  Counters& c = counters(route, side);
   c.calls.fetch_add(1, std::memory_order_relaxed);
   c.bytes.fetch_add(bytes, std::memory_order_relaxed);
   c.nanoseconds.fetch_add(static_cast<unsigned long long>(seconds * 1e9), std::memory_order_relaxed);
 }
 
 std::string format_table(int rank) {
-  auto calls = [](Route r) { return counters(r).calls.load(); };
-  auto bytes = [](Route r) { return counters(r).bytes.load(); };
-  auto seconds = [](Route r) { return 1e-9 * static_cast<double>(counters(r).nanoseconds.load()); };
+  // A route's figures over both sides.
+  auto calls = [](Route r) {
+    return counters(r).calls.load() + counters(r, Side::sent).calls.load() + counters(r, Side::received).calls.load();
+  };
+  auto seconds = [](Route r) {
+    const unsigned long long ns = counters(r).nanoseconds.load() + counters(r, Side::sent).nanoseconds.load() +
+                                  counters(r, Side::received).nanoseconds.load();
+    return 1e-9 * static_cast<double>(ns);
+  };
   std::string out;
+  auto row = [&](const char* name, Route r, Side side = Side::none) {
+    const Counters& c = counters(r, side);
+    append_row(out, rank, name, c.calls.load(), c.bytes.load(), 1e-9 * static_cast<double>(c.nanoseconds.load()));
+  };
   char header[160];
-  std::snprintf(header, sizeof(header), "cumpi-stats rank  %-22s %12s %16s %12s\n", "route", "calls", "bytes",
+  std::snprintf(header, sizeof(header), "cumpi-stats rank  %-28s %12s %16s %12s\n", "route", "calls", "bytes",
                 "seconds");
   out += header;
   // Pass-through is what remains of all intercepted calls once the engine's
   // routes are taken out: host buffers, waits and probes on host requests.
+  // Its bytes are those the calls name in host memory (call_bytes.h).
   const Route engine_routes[] = {Route::staged_p2p, Route::ipc, Route::pipeline, Route::ucx, Route::staged_collective};
   unsigned long long engine_calls = 0;
   double engine_seconds = 0;
@@ -61,18 +75,18 @@ std::string format_table(int rank) {
     engine_seconds += seconds(r);
   }
   const unsigned long long all = calls(Route::intercepted);
-  append_row(out, rank, "pass-through", all > engine_calls ? all - engine_calls : 0, 0,
+  append_row(out, rank, "pass-through", all > engine_calls ? all - engine_calls : 0,
+             counters(Route::intercepted).bytes.load(),
              seconds(Route::intercepted) > engine_seconds ? seconds(Route::intercepted) - engine_seconds : 0);
-  append_row(out, rank, "eager (staged)", calls(Route::staged_p2p), bytes(Route::staged_p2p),
-             seconds(Route::staged_p2p));
-  append_row(out, rank, "rendezvous ipc", calls(Route::ipc), bytes(Route::ipc), seconds(Route::ipc));
-  append_row(out, rank, "rendezvous pipeline", calls(Route::pipeline), bytes(Route::pipeline),
-             seconds(Route::pipeline));
-  append_row(out, rank, "rendezvous ucx", calls(Route::ucx), bytes(Route::ucx), seconds(Route::ucx));
-  append_row(out, rank, "staged collective", calls(Route::staged_collective), bytes(Route::staged_collective),
-             seconds(Route::staged_collective));
-  append_row(out, rank, "  ipc copy batches", calls(Route::copy_batch), bytes(Route::copy_batch),
-             seconds(Route::copy_batch));
+  row("eager (staged)", Route::staged_p2p);
+  row("rendezvous ipc sent", Route::ipc, Side::sent);
+  row("rendezvous ipc received", Route::ipc, Side::received);
+  row("rendezvous pipeline sent", Route::pipeline, Side::sent);
+  row("rendezvous pipeline received", Route::pipeline, Side::received);
+  row("rendezvous ucx sent", Route::ucx, Side::sent);
+  row("rendezvous ucx received", Route::ucx, Side::received);
+  row("staged collective", Route::staged_collective);
+  row("  ipc copy batches", Route::copy_batch);
   return out;
 }
 

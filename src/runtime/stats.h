@@ -11,9 +11,9 @@ namespace cumpi::stats {
 enum class Route {
   intercepted,        // every intercepted call while active, whatever its route
   staged_p2p,         // device point-to-point in plain MPI format through pinned host copies (eager)
-  ipc,                // rendezvous messages pulled through a CUDA IPC mapping (counted by the receiver)
-  pipeline,           // rendezvous messages through the staged pipeline (counted on both sides)
-  ucx,                // rendezvous messages moved by UCX (counted on both sides)
+  ipc,                // rendezvous messages through a CUDA IPC mapping (each side counts its own)
+  pipeline,           // rendezvous messages through the staged pipeline
+  ucx,                // rendezvous messages moved by UCX
   staged_collective,  // device collective: device->host, PMPI collective, host->device
   copy_batch,         // submissions of queued copies (inside the routes above: a call is a batch)
   count_,
@@ -23,8 +23,12 @@ extern std::atomic<bool> g_enabled;
 
 inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
+// Which end of a rendezvous message counted it (the rows say "sent" and
+// "received"); every other route counts with Side::none.
+enum class Side { none, sent, received };
+
 double now_seconds();
-void record(Route route, std::size_t bytes, double seconds);
+void record(Route route, std::size_t bytes, double seconds, Side side = Side::none);
 std::string format_table(int rank);
 
 // Times a scope and records it on a route, when statistics are enabled.
