@@ -78,6 +78,33 @@ CUMPI_PUBLIC int cumpi_get_coll_info(struct cumpi_coll_info* info);
  */
 CUMPI_PUBLIC int cumpi_set_coll(const char* algorithms);
 
+/** @brief One CUMPI_* setting as this process's environment gives it now. */
+struct cumpi_setting {
+  const char* name;    /**< "CUMPI_LOG" */
+  const char* value;   /**< the value in effect */
+  const char* source;  /**< "environment" or "default" */
+  const char* meaning; /**< what it does */
+};
+
+/**
+ * @brief Fills up to `capacity` settings (every CUMPI_* knob, in the
+ *        README's order), read from the environment now.
+ * @return The number of knobs. The strings live until the next call.
+ */
+CUMPI_PUBLIC int cumpi_get_settings(struct cumpi_setting* settings, int capacity);
+
+/** @brief How this libcumpi was built, and what it finds at run time. */
+struct cumpi_build_info {
+  int ucx;                /**< 1: the ucx transport is built in */
+  int kernels;            /**< 1: the copy and reduction kernels are built in (nvcc was found) */
+  int nccl_loadable;      /**< 1: libnccl.so.2 loads (the nccl collective algorithm can run) */
+  const char* nccl;       /**< NCCL's version, or why it cannot be used */
+  const char* mpi_header; /**< the MPI whose mpi.h cumpi was built against */
+};
+
+/** @brief Fills `info`; returns 0. The strings live until the next call. */
+CUMPI_PUBLIC int cumpi_get_build_info(struct cumpi_build_info* info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -248,8 +248,7 @@ std::vector<std::string> unknown_cumpi_variables(char* const* environment) {
   return unknown;
 }
 
-std::string describe_config(const ParsedConfig& parsed) {
-  std::ostringstream out;
+std::vector<SettingLine> setting_lines(const ParsedConfig& parsed) {
   auto origin = [&](const char* variable) {
     for (const std::string& set : parsed.from_env) {
       if (set == variable) {
@@ -258,11 +257,19 @@ std::string describe_config(const ParsedConfig& parsed) {
     }
     return "default";
   };
-#define CUMPI_CONFIG(field, variable, type, default_value, doc)                                  \
-  out << variable << "=" << format_value(parsed.config.field) << " (" << origin(variable) << ")" \
-      << "  " << doc << "\n";
+  std::vector<SettingLine> lines;
+#define CUMPI_CONFIG(field, variable, type, default_value, doc) \
+  lines.push_back(SettingLine{variable, format_value(parsed.config.field), origin(variable), doc});
 #include "runtime/config_table.def"
 #undef CUMPI_CONFIG
+  return lines;
+}
+
+std::string describe_config(const ParsedConfig& parsed) {
+  std::ostringstream out;
+  for (const SettingLine& line : setting_lines(parsed)) {
+    out << line.variable << "=" << line.value << " (" << line.origin << ")  " << line.meaning << "\n";
+  }
   return out.str();
 }
 

@@ -66,6 +66,16 @@ std::vector<std::string> unknown_cumpi_variables(char* const* environment);
 // changed, added, dropped or swapped), or "" when none is near.
 std::string nearest_known_variable(const std::string& unknown);
 
+// One knob as parsed: its value, where it came from ("default" or
+// "environment") and what it means.
+struct SettingLine {
+  std::string variable;
+  std::string value;
+  std::string origin;
+  std::string meaning;
+};
+std::vector<SettingLine> setting_lines(const ParsedConfig& parsed);
+
 // "NAME=value (default|environment)  meaning" lines, for CUMPI_PRINT_CONFIG.
 std::string describe_config(const ParsedConfig& parsed);
 
