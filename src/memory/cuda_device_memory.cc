@@ -10,6 +10,7 @@
 #include "memory/cuda_driver.h"
 #include "memory/cuda_scoped_context.h"
 #include "memory/device_memory.h"
+#include "memory/freed_device_ranges.h"
 #include "runtime/log.h"
 
 namespace cumpi::memory {
@@ -45,7 +46,10 @@ class CudaDeviceMemory final : public DeviceMemory {
     // Not initialised, invalid value and the like: memory the driver does not
     // know, i.e. host memory (as Open MPI's accelerator component reads it).
     PointerInfo info;
-    if (result != CUDA_SUCCESS || memory_type != CU_MEMORYTYPE_DEVICE) {
+    if (result != CUDA_SUCCESS) {
+      return freed_or_host(pointer);
+    }
+    if (memory_type != CU_MEMORYTYPE_DEVICE) {
       return info;
     }
     info.kind = is_managed != 0 ? MemoryKind::managed : MemoryKind::device;
@@ -56,6 +60,7 @@ class CudaDeviceMemory final : public DeviceMemory {
     info.device = ordinal;
     if (info.kind == MemoryKind::device) {
       set_sync_memops_once(info, pointer);
+      saw_device_allocation(info.base, info.size);
     }
     return info;
   }

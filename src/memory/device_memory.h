@@ -26,6 +26,10 @@ struct PointerInfo {
   std::uintptr_t base = 0;           // the allocation's first byte
   std::size_t size = 0;              // the allocation's length
   int device = -1;                   // device ordinal
+  // Device memory this process saw that the driver no longer backs (kind
+  // device, no allocation): every use fails with MPI_ERR_BUFFER
+  // (freed_device_ranges.h).
+  bool freed = false;
 };
 
 // The answer for host memory.

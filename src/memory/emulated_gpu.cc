@@ -18,6 +18,7 @@
 #include "memory/copy_engine.h"
 #include "memory/device_memory.h"
 #include "memory/emulated_gpu.h"
+#include "memory/freed_device_ranges.h"
 
 namespace cumpi::memory {
 
@@ -52,14 +53,16 @@ class EmulatedGpu final : public DeviceMemory, public CopyEngine {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const EmulatedAllocation* found = find(pointer);
     PointerInfo info;
-    if (found != nullptr) {
-      info.kind = MemoryKind::device;
-      info.context = &g_emulated_context;
-      info.buffer_id = found->buffer_id;
-      info.base = found->device_view;
-      info.size = found->requested_bytes;
-      info.device = 0;
+    if (found == nullptr) {
+      return freed_or_host(pointer);
     }
+    info.kind = MemoryKind::device;
+    info.context = &g_emulated_context;
+    info.buffer_id = found->buffer_id;
+    info.base = found->device_view;
+    info.size = found->requested_bytes;
+    info.device = 0;
+    saw_device_allocation(info.base, info.size);
     return info;
   }
 
@@ -99,7 +102,8 @@ class EmulatedGpu final : public DeviceMemory, public CopyEngine {
       return Status::ok();
     }
     if (injected_failures_.load() > 0 && injected_failures_.fetch_sub(1) > 0) {
-      return Status::error(StatusCode::cuda_error, "cuLaunchKernel failed: injected by cumpi_emu_fail_next_copies (emulated)");
+      return Status::error(StatusCode::cuda_error,
+                           "cuLaunchKernel failed: injected by cumpi_emu_fail_next_copies (emulated)");
     }
     const std::size_t bytes = job.count * element_bytes(job.type);
     ReductionJob on_host = job;

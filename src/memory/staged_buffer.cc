@@ -21,6 +21,15 @@ constexpr std::size_t kLazyLandingBytes = 1u << 20;
 // A stand-in for the host pointer of an empty staged span: MPI never reads it.
 char g_empty_span;
 
+Status freed_device_memory(const void* buffer) {
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "buffer %p lies in device memory that was freed: the device no longer backs it (cudaFree before "
+                "the MPI call?)",
+                buffer);
+  return Status::error(StatusCode::bad_buffer, text);
+}
+
 Status outside_allocation(const void* buffer, ByteSpan span, const PointerInfo& owner) {
   char text[256];
   std::snprintf(text, sizeof(text),
@@ -145,6 +154,9 @@ Status StagedBuffer::stage(const void* buffer, ByteSpan span, const PointerInfo&
   if (owner.kind != MemoryKind::device) {
     *out = std::move(staged);
     return Status::ok();
+  }
+  if (owner.freed) {
+    return freed_device_memory(buffer);
   }
   char* device_begin = static_cast<char*>(const_cast<void*>(buffer)) + span.offset;
   const auto first = reinterpret_cast<std::uintptr_t>(device_begin);
