@@ -51,7 +51,7 @@ TEST_F(Classifier, AThreadsStackIsKnownOnceRead) {
   bool first = true;
   bool after = false;
   std::thread thread([&] {
-    char local[16];
+    char local[16] = {};
     first = known_host(local);  // not read yet on this thread: "look closer"
     after = in_host_region(local) && known_host(local);
   });
@@ -90,9 +90,27 @@ TEST_F(Classifier, EmulatedDeviceMemoryIsDeviceWithItsAllocation) {
   char* other = static_cast<char*>(cumpi_emu_malloc(10));
   EXPECT_NE(classify(other).buffer_id, info.buffer_id);
   ASSERT_EQ(cumpi_emu_free(device), 0);
-  EXPECT_EQ(classify(device + 100).kind, MemoryKind::host);  // freed: no longer device
+  // Freed: no allocation any more, and marked so that every use is refused.
+  const PointerInfo freed = classify(device + 100);
+  EXPECT_TRUE(freed.freed);
+  EXPECT_EQ(freed.size, 0u);
   ASSERT_EQ(cumpi_emu_free(other), 0);
   EXPECT_NE(cumpi_emu_free(other), 0);  // double free is refused
+}
+
+// Host memory the system maps where freed device memory was is host memory.
+TEST_F(Classifier, HostMemoryAtAFreedDeviceAddressIsHost) {
+  char* device = static_cast<char*>(cumpi_emu_malloc(4096));
+  ASSERT_NE(device, nullptr);
+  EXPECT_EQ(classify(device).kind, MemoryKind::device);
+  ASSERT_EQ(cumpi_emu_free(device), 0);
+  EXPECT_TRUE(classify(device).freed);
+  void* host = mmap(device, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  ASSERT_EQ(host, static_cast<void*>(device));
+  const PointerInfo now = classify(device);
+  EXPECT_EQ(now.kind, MemoryKind::host);
+  EXPECT_FALSE(now.freed);
+  munmap(host, 4096);
 }
 
 // The first byte a call touches decides, else the pointer's own allocation.

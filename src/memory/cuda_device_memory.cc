@@ -43,10 +43,12 @@ class CudaDeviceMemory final : public DeviceMemory {
     void* values[] = {&memory_type, &context, &is_managed, &buffer_id, &range_start, &range_size, &ordinal};
     const CUresult result = driver.CUMPI_CUDA_FIELD(cuPointerGetAttributes)(
         sizeof(attributes) / sizeof(attributes[0]), attributes, values, reinterpret_cast<CUdeviceptr>(pointer));
-    // Not initialised, invalid value and the like: memory the driver does not
-    // know, i.e. host memory (as Open MPI's accelerator component reads it).
+    // Not initialised, invalid value and the like, or no memory type (the
+    // call succeeds for pointers it does not know, with the attributes left
+    // zero): memory the driver does not know, i.e. host memory (as Open
+    // MPI's accelerator component reads it), unless it was device memory.
     PointerInfo info;
-    if (result != CUDA_SUCCESS) {
+    if (result != CUDA_SUCCESS || memory_type == 0) {
       return freed_or_host(pointer);
     }
     if (memory_type != CU_MEMORYTYPE_DEVICE) {

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# sanitizers.sh SANITIZER: builds cumpi with CUMPI_SANITIZE=SANITIZER
+# (address or undefined) and runs the unit tests and emulated launched
+# tests under it, with the sanitizer's runtime preloaded first, as a user
+# must (docs/design.md, "Sanitizers"). Any report fails the run.
+# Suppressions: only for the MPI library itself (.ci/lsan.supp says why).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sanitizer=$1
+build=build-$sanitizer
+case $sanitizer in
+  address) runtime=$(gcc -print-file-name=libasan.so) ;;
+  undefined) runtime=$(gcc -print-file-name=libubsan.so) ;;
+  *) echo "sanitizers.sh: address or undefined, not '$sanitizer'"; exit 2 ;;
+esac
+programs=(p2p_matrix p2p_semantics truncation collectives freed_device_pointer)
+cmake -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCUMPI_SANITIZE="$sanitizer" -DCUMPI_WERROR=ON > /dev/null
+cmake --build "$build" -j"$(nproc)" --target cumpi_unit_tests cumpi_emu "${programs[@]}"
+export ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:exitcode=23
+export LSAN_OPTIONS=suppressions=$PWD/.ci/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=23
+"$build/tests/cumpi_unit_tests" --gtest_brief=1
+lib=$build/src/libcumpi_emu.so
+run() { mpi_tests/run_launched.sh mpirun "$@"; }
+# The ranks get the sanitizer's runtime before libcumpi; mpirun itself is
+# not instrumented and gets nothing.
+preload="$runtime:$PWD/$lib"
+run 2 600 "$preload" "$build/mpi_tests/p2p_matrix" --sizes 0,8,255,256,8192,300000
+run 3 600 "$preload" "$build/mpi_tests/p2p_semantics"
+run 2 600 "$preload" "$build/mpi_tests/truncation" --unwatched-host-receives-below 256
+run 3 600 "$preload" "$build/mpi_tests/collectives" --memory device
+run 2 300 "$preload" "$build/mpi_tests/freed_device_pointer"
+echo "sanitizer $sanitizer: no reports"
