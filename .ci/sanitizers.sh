@@ -2,7 +2,7 @@
 # sanitizers.sh SANITIZER: builds cumpi with CUMPI_SANITIZE=SANITIZER
 # (address or undefined) and runs the unit tests and emulated launched
 # tests under it, with the sanitizer's runtime preloaded first, as a user
-# must (docs/design.md, "Sanitizers"). Any report fails the run.
+# must (README, Tests). Any report fails the run.
 # Suppressions: only for the MPI library itself (.ci/lsan.supp says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
