@@ -28,6 +28,15 @@ class Classifier : public ::testing::Test {
   void SetUp() override { start_classifier(); }
 };
 
+// AddressSanitizer's allocator serves malloc from arenas it maps itself,
+// which the classifier does not know as heap (it asks the device memory,
+// correctly but not call-free).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMallocUsesTheBrkHeap = false;
+#else
+constexpr bool kMallocUsesTheBrkHeap = true;
+#endif
+
 TEST_F(Classifier, NullAndSentinelsAreHost) {
   EXPECT_FALSE(on_device(nullptr));
   EXPECT_FALSE(on_device(reinterpret_cast<void*>(1)));  // MPI_IN_PLACE in Open MPI
@@ -36,10 +45,12 @@ TEST_F(Classifier, NullAndSentinelsAreHost) {
 TEST_F(Classifier, HeapStackAndStaticBuffersAreKnownHostWithoutAQuery) {
   std::unique_ptr<char[]> small(new char[64]);
   char on_stack[32];
-  EXPECT_TRUE(in_host_region(small.get()));
+  if (kMallocUsesTheBrkHeap) {
+    EXPECT_TRUE(in_host_region(small.get()));
+    EXPECT_TRUE(known_host(small.get()));  // the call-free test of the entry points
+  }
   EXPECT_TRUE(in_host_region(on_stack));
   EXPECT_TRUE(in_host_region(g_static_buffer));
-  EXPECT_TRUE(known_host(small.get()));  // the call-free test of the entry points
   EXPECT_TRUE(known_host(on_stack));
   EXPECT_TRUE(known_host(g_static_buffer));
   EXPECT_FALSE(on_device(small.get()));
@@ -143,8 +154,8 @@ TEST_F(Classifier, LocateSpanAnswersForTheFirstByteTouched) {
 }
 
 TEST_F(Classifier, LocateOfKnownHostPointersAsksNothing) {
-  std::vector<char> host(64);
-  EXPECT_EQ(locate(host.data(), 64, MPI_BYTE).kind, MemoryKind::host);
+  char host[64] = {};
+  EXPECT_EQ(locate(host, 64, MPI_BYTE).kind, MemoryKind::host);
   EXPECT_EQ(locate(reinterpret_cast<void*>(1), 1, MPI_BYTE).kind, MemoryKind::host);  // Open MPI's MPI_IN_PLACE
 }
 
