@@ -7,9 +7,12 @@ build=$1 source=$2 mpicc=$3 mpiexec=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" > /dev/null
-for file in lib/libcumpi.so include/cumpi/cumpi.h include/mpi-ext.h lib/cmake/cumpi/cumpiConfig.cmake; do
+for file in lib/libcumpi.so include/cumpi/cumpi.h include/mpi-ext.h lib/cmake/cumpi/cumpiConfig.cmake bin/cumpi-info \
+  bin/cumpi-plot; do
   [ -e "$work/prefix/$file" ] || { echo "not installed: $file"; exit 1; }
 done
+# The installed cumpi-info finds the libcumpi it came with.
+"$work/prefix/bin/cumpi-info" | grep -q "^cumpi [0-9]" || { echo "the installed cumpi-info does not run"; exit 1; }
 [ ! -e "$work/prefix/lib/libcumpi_emu.so" ] || { echo "the test-only emulation library was installed"; exit 1; }
 exported=$(nm -D --defined-only "$work/prefix/lib/libcumpi.so" | awk '{ print $3 }' | grep -v -E '^(MPI_|PMPI_|MPIX_|cumpi_)' || true)
 [ -z "$exported" ] || { echo "symbols exported beyond MPI_*, PMPI_*, MPIX_*, cumpi_*:"; echo "$exported"; exit 1; }
