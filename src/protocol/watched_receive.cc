@@ -207,18 +207,35 @@ Status watched_irecv(void* buffer, int count, MPI_Datatype type, const memory::P
 
 namespace {
 
+// Elements of `type` lie back to back from the buffer's first byte, each in
+// MPI's packed order: the buffer's first bytes are the message's.
+bool lands_packed(MPI_Datatype type) {
+  memory::TypeLayout layout;
+  return memory::query_layout(type, &layout).is_ok() && layout.element_in_order && layout.true_lb == 0 &&
+         layout.extent == layout.size;
+}
+
+// The size of `type`: the thread's cached one, else MPI's (then cached).
+// False for a datatype MPI refuses: the real call reports it.
+bool type_size_of(MPI_Datatype type, long long* size) {
+  if (cached_type_size(type, size)) {
+    return true;
+  }
+  int queried = 0;
+  if (real_mpi().Type_size(type, &queried) != MPI_SUCCESS) {
+    return false;
+  }
+  *size = queried;
+  remember_type_size(type, *size, lands_packed(type));
+  return true;
+}
+
 // A watched host receive smaller than an envelope (on a rank that takes
 // short envelopes) goes through WatchedReceive, which lands it whole.
 bool smaller_than_envelope(int count, MPI_Datatype type) {
   long long size = 0;
-  if (!cached_type_size(type, &size)) {
-    int queried = 0;
-    if (real_mpi().Type_size(type, &queried) != MPI_SUCCESS) {
-      return false;  // the real call reports the bad datatype
-    }
-    size = queried;
-  }
-  return static_cast<unsigned long long>(count) * static_cast<unsigned long long>(size) < kEnvelopeBytes;
+  return type_size_of(type, &size) &&
+         static_cast<unsigned long long>(count) * static_cast<unsigned long long>(size) < kEnvelopeBytes;
 }
 
 }  // namespace
@@ -241,14 +258,6 @@ Status host_irecv(void* buffer, int count, MPI_Datatype type, int source, int ta
 }
 
 namespace {
-
-// Elements of `type` lie back to back from the buffer's first byte, each in
-// MPI's packed order: the buffer's first bytes are the message's.
-bool lands_packed(MPI_Datatype type) {
-  memory::TypeLayout layout;
-  return memory::query_layout(type, &layout).is_ok() && layout.element_in_order && layout.true_lb == 0 &&
-         layout.extent == layout.size;
-}
 
 // A plain message too small for an envelope, read without looking at the
 // receive's layout where its type's data lies packed: not a token.
@@ -340,15 +349,8 @@ bool host_receive_needs_engine(int count, MPI_Datatype type) {
     return true;
   }
   long long size = 0;
-  if (!cached_type_size(type, &size)) {
-    int queried = 0;
-    if (real_mpi().Type_size(type, &queried) != MPI_SUCCESS) {
-      return false;  // the real call reports the bad datatype
-    }
-    size = queried;
-    remember_type_size(type, size, lands_packed(type));
-  }
-  return count > 0 && may_take_envelope(static_cast<std::size_t>(count) * static_cast<std::size_t>(size));
+  return type_size_of(type, &size) && count > 0 &&
+         may_take_envelope(static_cast<std::size_t>(count) * static_cast<std::size_t>(size));
 }
 
 }  // namespace cumpi::protocol
