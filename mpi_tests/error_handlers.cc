@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/checks.h"
+#include "common/rendezvous_routes.h"
 #include "common/test_memory.h"
 #include "common/test_options.h"
 
@@ -241,19 +242,6 @@ void receive_case(Memory memory, std::size_t bytes, int tag, const Kind& kind) {
               "nothing written past the receive buffer");
 }
 
-// Device messages go eagerly until the receiver grants envelopes (answered
-// in its device receives): a few first, so that large ones go by
-// rendezvous, as they do in a running application.
-void establish_rendezvous_routes() {
-  Buffer out(Memory::device, 4096);
-  Buffer in(Memory::device, 4096);
-  const int peer = 1 - g_rank;
-  for (int round = 0; round < 4; ++round) {
-    MPI_Sendrecv(out.data(), 4096, MPI_BYTE, peer, 99, in.data(), 4096, MPI_BYTE, peer, 99, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -265,7 +253,7 @@ int main(int argc, char** argv) {
   MPI_Errhandler counting;
   MPI_Comm_create_errhandler(count_call, &counting);
   MPI_Comm_set_errhandler(g_counted, counting);
-  if (options.uses_device() && g_rank < 2) establish_rendezvous_routes();
+  if (options.uses_device()) establish_rendezvous_routes(MPI_COMM_WORLD);
   int tag = 1000;
   for (Memory send_memory : options.memories) {
     for (Memory recv_memory : options.memories) {

@@ -5,12 +5,13 @@
 // with plain MPI (host memory) and under cumpi.
 #include <mpi.h>
 
+#include <dlfcn.h>
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
 #include <vector>
 
 #include "common/checks.h"
+#include "common/rendezvous_routes.h"
 #include "common/test_memory.h"
 #include "common/test_options.h"
 
@@ -128,8 +129,7 @@ void truncation(Memory send_memory, Memory recv_memory, MPI_Comm comm) {
         const std::vector<unsigned char> contents = in.contents();
         const std::vector<unsigned char> delivered = pattern(7, room);
         const std::vector<unsigned char> untouched(room, 0x33);
-        const std::vector<unsigned char> inside(contents.begin(),
-                                                contents.begin() + static_cast<std::ptrdiff_t>(room));
+        const std::vector<unsigned char> inside(contents.begin(), contents.begin() + static_cast<std::ptrdiff_t>(room));
         CHECK_TRUE(inside == delivered || inside == untouched,
                    "a truncated receive holds the message's start or nothing");
         CHECK_BYTES(std::vector<unsigned char>(64, 0x33),
@@ -337,26 +337,6 @@ void failed_device_copy(MPI_Comm comm) {
   CHECK_TRUE(request == MPI_REQUEST_NULL, "no request for a send that could not stage");
 }
 
-// Device messages to a rank go eagerly, in plain MPI format, until that rank
-// lets the sender send it envelopes (it answers in its device receives).
-// The tests below want the rendezvous routes, and a large truncated eager
-// message meets Open MPI 4.1's own bug (see truncation): a few device
-// messages between every pair of ranks first.
-void establish_rendezvous_routes() {
-  Checks::instance().set_context("rendezvous routes");
-  Buffer out(Memory::device, 4096);
-  Buffer in(Memory::device, 4096);
-  for (int round = 0; round < 4; ++round) {
-    for (int shift = 1; shift < g_size; ++shift) {
-      const int to = (g_rank + shift) % g_size;
-      const int from = (g_rank - shift + g_size) % g_size;
-      MPI_Sendrecv(out.data(), 4096, MPI_BYTE, to, 99, in.data(), 4096, MPI_BYTE, from, 99, MPI_COMM_WORLD,
-                   MPI_STATUS_IGNORE);
-    }
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -370,7 +350,10 @@ int main(int argc, char** argv) {
   MPI_Comm_set_errhandler(returning, MPI_ERRORS_RETURN);
   // Completion of a generalized request reports through MPI_COMM_WORLD's handler.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  if (options.uses_device()) establish_rendezvous_routes();
+  if (options.uses_device()) {
+    Checks::instance().set_context("rendezvous routes");
+    establish_rendezvous_routes(MPI_COMM_WORLD);
+  }
 
   for (Memory send_memory : options.memories) {
     for (Memory recv_memory : options.memories) {

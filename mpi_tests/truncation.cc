@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/checks.h"
+#include "common/rendezvous_routes.h"
 #include "common/test_memory.h"
 #include "common/test_options.h"
 
@@ -115,19 +116,6 @@ std::vector<std::size_t> rooms_for(std::size_t bytes) {
   return rooms;
 }
 
-// Device messages go eagerly until the receiver grants envelopes (answered
-// in its device receives): a few first, so that large ones go by
-// rendezvous, as they do in a running application.
-void establish_rendezvous_routes(int rank) {
-  Buffer out(Memory::device, 4096);
-  Buffer in(Memory::device, 4096);
-  const int peer = 1 - rank;
-  for (int round = 0; round < 4; ++round) {
-    MPI_Sendrecv(out.data(), 4096, MPI_BYTE, peer, 99, in.data(), 4096, MPI_BYTE, peer, 99, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-  }
-}
-
 // What this MPI's status counts for a truncated host message: two bytes
 // into one, on a duplicate of MPI_COMM_SELF.
 bool mpi_counts_whole_message() {
@@ -174,7 +162,7 @@ int main(int argc, char** argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &g_returning);
   MPI_Comm_set_errhandler(g_returning, MPI_ERRORS_RETURN);
   g_mpi_counts_whole_message = mpi_counts_whole_message();
-  if (options.uses_device() && rank < 2) establish_rendezvous_routes(rank);
+  if (options.uses_device()) establish_rendezvous_routes(MPI_COMM_WORLD);
   int tag = 100;
   for (Memory send_memory : options.memories) {
     for (Memory recv_memory : options.memories) {

@@ -158,16 +158,16 @@ std::string value_of(const std::vector<Setting>& all, const char* name) {
   return "";
 }
 
-bool listed(const std::string& list, const std::string& name) {
+// The names of a comma-separated list, in order.
+std::vector<std::string> names_in(const std::string& list) {
+  std::vector<std::string> names;
   std::size_t at = 0;
-  while (at <= list.size()) {
+  for (;;) {
     const std::size_t comma = list.find(',', at);
-    const std::string item = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    if (item == name) return true;
-    if (comma == std::string::npos) break;
+    names.push_back(list.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) return names;
     at = comma + 1;
   }
-  return false;
 }
 
 // The route a device message would take, by the registry's rules: the first
@@ -175,18 +175,12 @@ bool listed(const std::string& list, const std::string& name) {
 // this node cuda_ipc carries what the receiving GPU can map; ucx carries
 // this node's messages only where listed before cuda_ipc.
 std::string route(const std::string& transports, bool same_node, bool mappable, bool ucx_built) {
-  std::size_t at = 0;
-  while (at <= transports.size()) {
-    const std::size_t comma = transports.find(',', at);
-    const std::string name = transports.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+  bool cuda_ipc_before = false;
+  for (const std::string& name : names_in(transports)) {
     if (name == "cuda_ipc" && same_node && mappable) return "cuda_ipc";
-    if (name == "ucx" && ucx_built) {
-      if (!same_node) return "ucx";
-      if (!listed(transports.substr(0, at), "cuda_ipc")) return "ucx";
-    }
+    if (name == "ucx" && ucx_built && (!same_node || !cuda_ipc_before)) return "ucx";
     if (name == "staged") return "staged";
-    if (comma == std::string::npos) break;
-    at = comma + 1;
+    cuda_ipc_before = cuda_ipc_before || name == "cuda_ipc";
   }
   return "staged";
 }
