@@ -21,8 +21,8 @@ namespace cumpi::wrappers::call_bytes {
 #undef CUMPI_INTERCEPT
 
 inline std::size_t host_bytes(const void* buffer, int count, MPI_Datatype type) {
-  int size = 0;
-  if (count <= 0 || real_mpi().Type_size(type, &size) != MPI_SUCCESS ||
+  MPI_Count size = 0;
+  if (count <= 0 || real_mpi().Type_size_x(type, &size) != MPI_SUCCESS ||
       memory::is_device(memory::locate(buffer, count, type))) {
     return 0;
   }

@@ -6,6 +6,7 @@
 #include "memory/classifier.h"
 #include "memory/copy_engine.h"
 #include "memory/staging_pool.h"
+#include "mpi_wrappers/large_count_types.h"
 #include "protocol/channel.h"
 #include "protocol/comm_context.h"
 #include "protocol/node_map.h"
@@ -56,6 +57,7 @@ void stop_engine() {
   }
   runtime::set_entry_state(runtime::kActive, false);
   protocol::drain_before_finalize();
+  free_large_count_types();
   if (config().stats) {
     std::fprintf(stderr, "%s", stats::format_table(runtime::world_rank()).c_str());
   }

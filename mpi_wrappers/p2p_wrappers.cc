@@ -4,6 +4,7 @@
 #include "memory/classifier.h"
 #include "memory/datatype_layout.h"
 #include "mpi_wrappers/intercept.h"
+#include "mpi_wrappers/large_count_types.h"
 #include "protocol/completion.h"
 #include "protocol/matched_queue.h"
 #include "protocol/operation_table.h"
@@ -279,7 +280,9 @@ int intercept_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* messa
 }
 
 int intercept_Type_free(MPI_Datatype* type) {
+  const MPI_Datatype freed = *type;
   const int rc = real().Type_free(type);
+  forget_large_count_types_of(freed);
   protocol::forget_type_sizes();
   memory::forget_datatypes();
   return rc;

@@ -221,8 +221,8 @@ bool type_size_of(MPI_Datatype type, long long* size) {
   if (cached_type_size(type, size)) {
     return true;
   }
-  int queried = 0;
-  if (real_mpi().Type_size(type, &queried) != MPI_SUCCESS) {
+  MPI_Count queried = 0;  // types past 2 GiB too, which MPI_Type_size calls MPI_UNDEFINED
+  if (real_mpi().Type_size_x(type, &queried) != MPI_SUCCESS) {
     return false;
   }
   *size = queried;

@@ -13,6 +13,7 @@ int mpi_error_class(StatusCode code) {
     case StatusCode::mpi_error: return MPI_ERR_OTHER;
     case StatusCode::bad_buffer: return MPI_ERR_BUFFER;
     case StatusCode::bad_communicator: return MPI_ERR_COMM;
+    case StatusCode::bad_count: return MPI_ERR_COUNT;
     case StatusCode::cuda_error: return MPI_ERR_OTHER;
     case StatusCode::nccl_error: return MPI_ERR_OTHER;
     case StatusCode::ucx_error: return MPI_ERR_OTHER;

@@ -13,6 +13,7 @@ enum class StatusCode {
   mpi_error,     // an MPI call failed; the MPI library already ran the error handler
   bad_buffer,    // a buffer argument cannot be used (outside its allocation, ...)
   bad_communicator,  // a communicator argument that is not one (MPI_COMM_NULL, ...)
+  bad_count,     // a count cumpi cannot carry (MPI_ERR_COUNT)
   cuda_error,    // a CUDA driver call failed
   nccl_error,    // an NCCL call failed
   ucx_error,     // a UCX call failed
