@@ -37,6 +37,7 @@ launch() {  # launch RANKS TIMEOUT PROGRAM ARGS...
 }
 
 staged() { CUMPI_TRANSPORTS=staged "$@"; }
+short_envelopes() { CUMPI_SHORT_ENVELOPES=1 "$@"; }
 coll_staged() { CUMPI_COLL=staged "$@"; }
 # with_mps COMMAND...: runs COMMAND with an MPS control daemon of its own
 # (private pipe and log folders), stopped afterwards. Ranks that share a GPU
@@ -56,7 +57,8 @@ with_mps() {
 has_mps() { command -v nvidia-cuda-mps-control > /dev/null && [ -z "${SUITE_LIBRARY:-}" ]; }
 mps=  # a step's prefix: under MPS where the machine has it
 if has_mps; then mps=with_mps; fi
-parts=${SUITE_PARTS:-all}  # tests, coll, nbcoll, collbench, bench, hostpath, multigpu (2+ GPUs) or all
+parts=${SUITE_PARTS:-all}  # tests, coll, nbcoll, collbench, bench, hostpath, multigpu (2+ GPUs), production,
+                           # stress (10^5 messages) or all
 
 if [ "$parts" = all ] || [ "$parts" = tests ]; then
 for ranks in 2 4; do
@@ -79,7 +81,6 @@ step p2p_matrix_256MiB launch 2 300 "$build/mpi_tests/p2p_matrix" --memory devic
 step p2p_matrix_pool_memory env TEST_DEVICE_ALLOCATOR=async CUMPI_LOG=info \
   "$here/run_launched.sh" mpirun 2 300 "$library" "$build/mpi_tests/p2p_matrix" --sizes 0,8192,1048576,67108864
 step p2p_stress_np4 launch 4 300 "$build/mpi_tests/p2p_stress" --messages 10000
-short_envelopes() { CUMPI_SHORT_ENVELOPES=1 "$@"; }
 step p2p_matrix_np2_short_envelopes short_envelopes launch 2 300 "$build/mpi_tests/p2p_matrix" \
   --sizes 0,7,8,9,16,100,255,256,8192,1048576
 step short_envelopes_take_ipc env CUMPI_STATS=1 CUMPI_SHORT_ENVELOPES=1 "$here/run_launched.sh" mpirun 2 120 \
@@ -100,6 +101,44 @@ step mpi4py_cupy_np4 launch 4 120 python3 "$here/mpi4py_cupy.py"
 if has_mps; then
   step p2p_matrix_np4_mps with_mps launch 4 300 "$build/mpi_tests/p2p_matrix" --sizes 0,255,256,8192,1048576,67108864
 fi
+fi
+# Production readiness on real device memory: over 2 GiB, truncation, freed
+# buffers, ranks that die (each must end without a hang), observability,
+# Fortran's three bindings, cumpi-info.
+if [ "$parts" = all ] || [ "$parts" = production ]; then
+  step large_messages launch 2 400 "$build/mpi_tests/large_messages"
+  step large_messages_host_plain_mpi "$here/run_launched.sh" mpirun 2 300 "" "$build/mpi_tests/large_messages" \
+    --memory host
+  step truncation launch 2 300 "$build/mpi_tests/truncation" --unwatched-host-receives-below 256
+  step truncation_short_envelopes short_envelopes launch 2 300 "$build/mpi_tests/truncation" \
+    --unwatched-host-receives-below 8
+  step freed_device_pointer launch 2 120 "$build/mpi_tests/freed_device_pointer"
+  for how in kill abort mpi_abort; do
+    for where in send recv collective; do
+      step "peer_dies_${how}_$where" "$here/ends_without_hang.sh" 120 "$here/run_launched.sh" mpirun 2 120 \
+        "$library" "$build/mpi_tests/peer_killed" --how "$how" --where "$where"
+      step "peer_dies_${how}_${where}_ended" grep -q "ended without a hang" "$out/peer_dies_${how}_$where.log"
+    done
+  done
+  step observability "$here/observability.sh" mpirun "$library" "$build/mpi_tests/p2p_matrix" \
+    "$build/mpi_tests/collectives"
+  for binding in mpif_h use_mpi use_mpi_f08; do
+    if [ -x "$build/mpi_tests/fortran_device_$binding" ]; then
+      step "fortran_$binding" launch 2 120 "$build/mpi_tests/fortran_device_$binding"
+    fi
+  done
+  step cumpi_info "$build/tools/cumpi-info"
+  echo "--- cumpi-info"
+  cat "$out/cumpi_info.log"
+fi
+# The randomized stress to 10^5 messages, 4 and 8 ranks on the one GPU
+# under MPS (STRESS_RANKS picks, for a short device budget).
+if [ "$parts" = stress ]; then
+  for ranks in ${STRESS_RANKS:-4 8}; do
+    step "p2p_stress_np${ranks}_1e5" $mps launch "$ranks" "${STRESS_LIMIT:-540}" "$build/mpi_tests/p2p_stress" \
+      --messages "${STRESS_MESSAGES:-100000}"
+    grep -m1 "seed" "$out/p2p_stress_np${ranks}_1e5.log"
+  done
 fi
 # GPU collectives against the MPI library's own on host buffers: 2, 3, 4
 # and 8 ranks on the GPUs there are, under MPS where it exists.
@@ -175,7 +214,7 @@ if [ "$parts" = all ] || [ "$parts" = hostpath ]; then
   cat "$out/host_path.log"
 fi
 if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ] && [ "$parts" != coll ] &&
-  [ "$parts" != collbench ] && [ "$parts" != nbcoll ]; then
+  [ "$parts" != collbench ] && [ "$parts" != nbcoll ] && [ "$parts" != production ] && [ "$parts" != stress ]; then
 step benchmark env CUMPI_LOG=info CUMPI_STATS=1 "$here/run_launched.sh" mpirun 2 200 "$library" "$build/mpi_tests/cumpi_bench" --pairs dd,hh,dh,hd --allreduce 0 --csv "$out/bench.csv"
 step benchmark_staged staged launch 2 300 "$build/mpi_tests/cumpi_bench" --pairs hh,dd --allreduce 0 --min 1048576 --csv "$out/bench_staged.csv"
 if has_mps; then
@@ -196,7 +235,7 @@ if [ -x "$build/mpi_tests/small_copy_floors" ]; then
 fi
 fi
 if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ] && [ "$parts" != coll ] &&
-  [ "$parts" != collbench ] && [ "$parts" != nbcoll ]; then
+  [ "$parts" != collbench ] && [ "$parts" != nbcoll ] && [ "$parts" != production ] && [ "$parts" != stress ]; then
   echo "--- benchmark"
   cat "$out/benchmark.log" 2> /dev/null
   if [ -f "$out/benchmark_mps.log" ]; then

@@ -1,9 +1,14 @@
 // Seeded randomized stress of point-to-point: many messages of random size,
-// memory kind (host or device on either side), send kind and receive style
-// (exact, MPI_ANY_SOURCE, fully wild on a second communicator, every probe
-// form) among all ranks. Every message's bytes, count and source are
-// verified, and every rank checks that it got each of its messages exactly
-// once. The seed is printed; --seed replays a run.
+// memory kind (host or device on either side), send kind (blocking,
+// nonblocking, synchronous, persistent) and receive style (exact,
+// MPI_ANY_SOURCE, fully wild on a second communicator, persistent, every
+// probe form) among all ranks. Interleaved with them, while each round's
+// nonblocking messages are still in flight: a collective on a
+// sub-communicator (halves of the job, or its ranks reversed), and a
+// receive that nothing matches, cancelled. Every message's bytes, count and
+// source are verified, every collective's result, every cancel; every rank
+// checks that it got each of its messages exactly once. The seed is
+// printed; --seed replays a run.
 //
 //   p2p_stress [--messages N] [--seed S] [--max-bytes B] [--memory host|device|both]
 #include <mpi.h>
@@ -26,7 +31,8 @@ using namespace cumpi_test;
 namespace {
 
 enum class SendKind { send, ssend, isend, issend, persistent };
-enum class RecvKind { exact, any_source, wild, probe, iprobe, mprobe, improbe };
+enum class RecvKind { exact, any_source, wild, probe, iprobe, mprobe, improbe, persistent };
+constexpr int kRecvKinds = 8;
 
 struct Message {
   int index = 0;  // also its tag: unique in the run
@@ -73,7 +79,7 @@ std::vector<Message> make_schedule(const Settings& settings, int ranks) {
     m.bytes = random_size(random, settings.max_bytes);
     m.send_memory = settings.memories[random() % settings.memories.size()];
     m.recv_memory = settings.memories[random() % settings.memories.size()];
-    m.recv = static_cast<RecvKind>(random() % 7);
+    m.recv = static_cast<RecvKind>(random() % kRecvKinds);
     // Blocking sends only where the receive is posted before anyone sends:
     // a standard send may wait for its receive, as in any MPI.
     m.send = static_cast<SendKind>(random() % 5);
@@ -88,6 +94,133 @@ std::vector<unsigned char> payload(const Settings& settings, const Message& m) {
 
 constexpr std::size_t kSlack = 16;
 
+// The communicators of a run: the wild receives' and the collectives'.
+struct Communicators {
+  MPI_Comm wild = MPI_COMM_NULL;      // a duplicate of MPI_COMM_WORLD
+  MPI_Comm halves = MPI_COMM_NULL;    // even and odd ranks apart
+  MPI_Comm reversed = MPI_COMM_NULL;  // every rank, in reverse order
+};
+
+Communicators make_communicators() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  Communicators comms;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comms.wild);
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comms.halves);
+  MPI_Comm_split(MPI_COMM_WORLD, 0, -rank, &comms.reversed);
+  return comms;
+}
+
+void free_communicators(Communicators* comms) {
+  MPI_Comm_free(&comms->wild);
+  MPI_Comm_free(&comms->halves);
+  MPI_Comm_free(&comms->reversed);
+}
+
+enum class CollectiveKind { allreduce, bcast, allgather, alltoall };
+constexpr int kCollectiveKinds = 4;
+const char* collective_name(CollectiveKind kind) {
+  static const char* const names[] = {"Allreduce", "Bcast", "Allgather", "Alltoall"};
+  return names[static_cast<int>(kind)];
+}
+
+// A value that rank `from` contributes, for rank `to` (Alltoall), at `i`.
+int contribution(unsigned seed, std::size_t round, int from, int to, std::size_t i) {
+  return static_cast<int>((seed % 1000) + round * 3 + static_cast<unsigned>(from) * 1009u +
+                          static_cast<unsigned>(to) * 17u + i * 7u) % 100000;
+}
+
+struct CollectiveData {
+  std::vector<int> send;
+  std::vector<int> expected;  // what the receive buffer must hold after
+};
+
+CollectiveData collective_data(CollectiveKind kind, unsigned seed, std::size_t round, int me, int size, int root,
+                               std::size_t count) {
+  CollectiveData data;
+  const auto n = static_cast<std::size_t>(size);
+  switch (kind) {
+    case CollectiveKind::allreduce:
+      for (std::size_t i = 0; i < count; ++i) {
+        data.send.push_back(contribution(seed, round, me, 0, i));
+        int sum = 0;
+        for (int r = 0; r < size; ++r) sum += contribution(seed, round, r, 0, i);
+        data.expected.push_back(sum);
+      }
+      break;
+    case CollectiveKind::bcast:
+      for (std::size_t i = 0; i < count; ++i) {
+        data.send.push_back(me == root ? contribution(seed, round, root, 0, i) : -1);
+        data.expected.push_back(contribution(seed, round, root, 0, i));
+      }
+      break;
+    case CollectiveKind::allgather:
+      for (std::size_t i = 0; i < count; ++i) data.send.push_back(contribution(seed, round, me, 0, i));
+      for (std::size_t r = 0; r < n; ++r) {
+        for (std::size_t i = 0; i < count; ++i) {
+          data.expected.push_back(contribution(seed, round, static_cast<int>(r), 0, i));
+        }
+      }
+      break;
+    case CollectiveKind::alltoall:
+      for (std::size_t r = 0; r < n; ++r) {
+        for (std::size_t i = 0; i < count; ++i) {
+          data.send.push_back(contribution(seed, round, me, static_cast<int>(r), i));
+          data.expected.push_back(contribution(seed, round, static_cast<int>(r), me, i));
+        }
+      }
+      break;
+  }
+  return data;
+}
+
+// One collective per round, the same on every rank of its communicator
+// (drawn from the seed and the round): its kind, communicator, count and
+// memory; every element of the result checked.
+void run_collective(const Settings& settings, const Communicators& comms, std::size_t round) {
+  std::mt19937 random(settings.seed ^ static_cast<unsigned>(round * 2654435761u));
+  const auto kind = static_cast<CollectiveKind>(random() % kCollectiveKinds);
+  const bool halves = random() % 2 == 0;
+  MPI_Comm comm = halves ? comms.halves : comms.reversed;
+  const std::size_t count = (random() % 4 == 0) ? random() % 16 : random() % 16384;
+  const Memory memory = settings.memories[random() % settings.memories.size()];
+  int me = 0;
+  int size = 1;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &size);
+  const int root = static_cast<int>(random() % static_cast<unsigned>(size));
+  const CollectiveData data = collective_data(kind, settings.seed, round, me, size, root, count);
+  const std::size_t send_bytes = data.send.size() * sizeof(int);
+  const std::size_t receive_bytes = data.expected.size() * sizeof(int);
+  Buffer out(memory, send_bytes + sizeof(int));
+  Buffer in(memory, receive_bytes + sizeof(int));
+  if (send_bytes != 0) out.upload(data.send.data(), send_bytes);
+  const int n = static_cast<int>(count);
+  int rc = MPI_SUCCESS;
+  switch (kind) {
+    case CollectiveKind::allreduce:
+      rc = MPI_Allreduce(out.data(), in.data(), n, MPI_INT, MPI_SUM, comm);
+      break;
+    case CollectiveKind::bcast:
+      rc = MPI_Bcast(out.data(), n, MPI_INT, root, comm);
+      break;
+    case CollectiveKind::allgather:
+      rc = MPI_Allgather(out.data(), n, MPI_INT, in.data(), n, MPI_INT, comm);
+      break;
+    case CollectiveKind::alltoall:
+      rc = MPI_Alltoall(out.data(), n, MPI_INT, in.data(), n, MPI_INT, comm);
+      break;
+  }
+  const char* what = collective_name(kind);
+  CHECK_EQ(rc, MPI_SUCCESS, "round %zu: %s of %zu ints, %s memory, on %s", round, what, count, memory_name(memory),
+           halves ? "halves" : "reversed ranks");
+  std::vector<int> result(data.expected.size());
+  const Buffer& result_buffer = kind == CollectiveKind::bcast ? out : in;  // a Bcast's result is in place
+  if (receive_bytes != 0) result_buffer.download(result.data(), receive_bytes);
+  CHECK_TRUE(result == data.expected, "round %zu: %s of %zu ints, %s memory, on %s: every element", round, what,
+             count, memory_name(memory), halves ? "halves" : "reversed ranks");
+}
+
 // A posted receive and its buffer.
 struct PostedReceive {
   const Message* expected = nullptr;  // null for wild receives
@@ -98,10 +231,11 @@ struct PostedReceive {
 
 class Rank {
  public:
-  Rank(const Settings& settings, const std::vector<Message>& schedule, int rank, MPI_Comm wild)
-      : settings_(settings), schedule_(schedule), rank_(rank), wild_(wild), seen_(schedule.size(), 0) {}
+  Rank(const Settings& settings, const std::vector<Message>& schedule, int rank, const Communicators& comms)
+      : settings_(settings), schedule_(schedule), rank_(rank), wild_(comms.wild), comms_(comms),
+        seen_(schedule.size(), 0) {}
 
-  void run_round(std::size_t first, std::size_t last) {
+  void run_round(std::size_t round, std::size_t first, std::size_t last) {
     std::vector<PostedReceive> posted;
     std::vector<const Message*> probed;
     std::size_t wild_count = 0;
@@ -128,6 +262,15 @@ class Rank {
       if (m.source == rank_) send(m, &send_buffers, &send_requests);
     }
     for (const Message* m : probed) receive_probed(*m);
+    // The round's nonblocking messages are in flight still. Every rank's
+    // blocking sends have ended first (cumpi serves a peer's device
+    // rendezvous while it waits in MPI_Wait, not while it blocks inside the
+    // MPI library's own blocking collective: docs/design.md, Limits).
+    MPI_Request all_sent = MPI_REQUEST_NULL;
+    MPI_Ibarrier(MPI_COMM_WORLD, &all_sent);
+    MPI_Wait(&all_sent, MPI_STATUS_IGNORE);
+    run_collective(settings_, comms_, round);
+    cancel_unmatched_receive(round);
     std::vector<MPI_Request> receive_requests;
     for (PostedReceive& r : posted) receive_requests.push_back(r.request);
     std::vector<MPI_Status> statuses(receive_requests.size());
@@ -155,8 +298,17 @@ class Rank {
     r.expected = &m;
     r.buffer = std::make_unique<Buffer>(m.recv_memory, m.bytes + kSlack);
     const int source = m.recv == RecvKind::any_source ? MPI_ANY_SOURCE : m.source;
-    MPI_Irecv(r.buffer->data(), static_cast<int>(m.bytes + kSlack), MPI_BYTE, source, m.index, MPI_COMM_WORLD,
-              &r.request);
+    const int capacity = static_cast<int>(m.bytes + kSlack);
+    if (m.recv == RecvKind::persistent) {
+      // Completed in the round's Waitall through a copy of the handle; the
+      // persistent request itself is freed at the round's end.
+      persistent_.push_back(MPI_REQUEST_NULL);
+      MPI_Recv_init(r.buffer->data(), capacity, MPI_BYTE, source, m.index, MPI_COMM_WORLD, &persistent_.back());
+      MPI_Start(&persistent_.back());
+      r.request = persistent_.back();
+    } else {
+      MPI_Irecv(r.buffer->data(), capacity, MPI_BYTE, source, m.index, MPI_COMM_WORLD, &r.request);
+    }
     return r;
   }
 
@@ -250,10 +402,31 @@ class Rank {
     ++seen_[static_cast<std::size_t>(m.index)];
   }
 
+  // A receive no message matches (its tag is past every message's), posted
+  // and cancelled: it must end cancelled, its buffer untouched.
+  void cancel_unmatched_receive(std::size_t round) {
+    const Memory memory = settings_.memories[round % settings_.memories.size()];
+    const std::size_t bytes = (round % 3 == 0) ? 64 : (64u << 10);
+    Buffer buffer(memory, bytes);
+    const std::vector<unsigned char> before = pattern(static_cast<unsigned>(round), bytes);
+    buffer.fill(before);
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int tag = static_cast<int>(schedule_.size()) + 1;
+    MPI_Irecv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &request);
+    MPI_Cancel(&request);
+    MPI_Status status{};
+    MPI_Wait(&request, &status);
+    int cancelled = 0;
+    MPI_Test_cancelled(&status, &cancelled);
+    CHECK_TRUE(cancelled != 0, "round %zu: an unmatched %s receive ends cancelled", round, memory_name(memory));
+    CHECK_BYTES(before, buffer.contents(), "a cancelled receive's buffer");
+  }
+
   const Settings& settings_;
   const std::vector<Message>& schedule_;
   int rank_;
   MPI_Comm wild_;
+  const Communicators& comms_;
   std::vector<int> seen_;
   std::vector<MPI_Request> persistent_;
 };
@@ -288,18 +461,17 @@ int main(int argc, char** argv) {
   if (rank == 0) std::printf("p2p_stress: seed %u, %d messages, %d ranks (replay with --seed %u)\n", settings.seed,
                              settings.messages, ranks, settings.seed);
   std::fflush(stdout);
-  MPI_Comm wild = MPI_COMM_NULL;
-  MPI_Comm_dup(MPI_COMM_WORLD, &wild);
+  Communicators comms = make_communicators();
   const std::vector<Message> schedule = make_schedule(settings, ranks);
-  Rank me(settings, schedule, rank, wild);
+  Rank me(settings, schedule, rank, comms);
   constexpr std::size_t kRound = 50;
   for (std::size_t first = 0; first < schedule.size(); first += kRound) {
     Checks::instance().set_context(format("round of messages %zu..", first));
-    me.run_round(first, std::min(schedule.size(), first + kRound));
+    me.run_round(first / kRound, first, std::min(schedule.size(), first + kRound));
   }
   Checks::instance().set_context("all messages");
   me.check_all_seen();
-  MPI_Comm_free(&wild);
+  free_communicators(&comms);
   const int result = Checks::instance().finish();
   MPI_Finalize();
   return result;

@@ -91,6 +91,16 @@ std::vector<PersistentOperation*> OperationTable::orphaned_persistent() {
   return orphans;
 }
 
+std::vector<PersistentOperation*> OperationTable::active_persistent_receives() {
+  std::vector<PersistentOperation*> active;
+  for (const auto& operation : persistent_) {
+    if (operation->is_receive && operation->active && !operation->finished_early) {
+      active.push_back(operation.get());
+    }
+  }
+  return active;
+}
+
 void OperationTable::publish_counts() {
   if (!publishes_) {
     return;
@@ -113,12 +123,22 @@ void OperationTable::publish_counts() {
   update_progress_work();
 }
 
-bool has_pending_operations() { return operations().pending_count() != 0 || direct_receives_need_service(); }
+namespace {
+
+bool persistent_receives_need_service() {
+  return g_active_persistent_receives.load(std::memory_order_relaxed) != 0 && envelopes_may_arrive();
+}
+
+}  // namespace
+
+bool has_pending_operations() {
+  return operations().pending_count() != 0 || direct_receives_need_service() || persistent_receives_need_service();
+}
 
 bool needs_service() {
   return g_serving_operations.load(std::memory_order_relaxed) != 0 ||
          (g_envelope_receives.load(std::memory_order_relaxed) != 0 && envelopes_may_arrive()) ||
-         direct_receives_need_service();
+         direct_receives_need_service() || persistent_receives_need_service();
 }
 
 void update_progress_work() {

@@ -32,6 +32,7 @@ class OperationTable {
   void persistent_request_changed() { index_stale_ = true; }
   std::unique_ptr<PersistentOperation> take_persistent(MPI_Request request);
   std::vector<PersistentOperation*> orphaned_persistent();
+  std::vector<PersistentOperation*> active_persistent_receives();
   // After marking a persistent operation freed_by_user.
   void publish_orphans() { publish_counts(); }
   // After advancing pending operations: what they wait for may have changed.
@@ -71,6 +72,9 @@ inline bool has_device_requests() { return g_device_requests.load(std::memory_or
 // Persistent operations freed while active: the progress engine finishes
 // them, as no completion call of the user's will.
 inline std::atomic<bool> g_orphaned_persistent{false};
+// Started persistent receives not yet completed: an envelope may arrive in
+// any of them, and its sender waits for the pull.
+inline std::atomic<std::size_t> g_active_persistent_receives{0};
 // Pending operations a peer waits for (Service::always), and posted receives
 // that wait for an envelope's sender once envelopes may arrive
 // (Service::if_envelopes).

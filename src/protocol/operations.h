@@ -107,6 +107,14 @@ struct PersistentOperation {
   bool active = false;            // started; completion not yet handled
   bool freed_by_user = false;     // MPI_Request_free while active
 
+  // A started receive whose message came while the user was not completing
+  // it: finished by the progress engine (an envelope's message pulled, so
+  // that its sender's blocking send can end, as with plain MPI), its result
+  // kept for the user's completion call.
+  bool finished_early = false;
+  Status early_result;
+  MPI_Status early_status{};
+
   // A persistent buffered send gets a new MPI request at each MPI_Start
   // (the user's handle changes, as MPI_Start allows; Open MPI's own does so
   // while a previous message is in flight): Open MPI 4.1, restarting a

@@ -1,5 +1,7 @@
 #include "protocol/persistent.h"
 
+#include <utility>
+
 #include "protocol/matched_queue.h"
 #include "protocol/pull.h"
 #include "runtime/errors.h"
@@ -23,14 +25,22 @@ Status finish_plain_persistent(ReceiveTarget& target, std::size_t received, MPI_
   return truncated_receive(target.capacity());
 }
 
-// Finishes a completed persistent receive: copies plain data back, or pulls
-// the message an envelope announced (blocking: the completion call is
-// reporting the request complete now) and corrects the status.
-Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
-  operation.active = false;
+void count_active_receive(const PersistentOperation& operation, bool started) {
   if (!operation.is_receive) {
-    return Status::ok();
+    return;
   }
+  if (started) {
+    g_active_persistent_receives.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    g_active_persistent_receives.fetch_sub(1, std::memory_order_relaxed);
+  }
+  update_progress_work();
+}
+
+// What arrived in a completed persistent receive: plain data copied back, or
+// the message an envelope announced pulled (blocking: the request is
+// complete now) and the status corrected.
+Status finish_arrival(PersistentOperation& operation, MPI_Status* status) {
   const RealMpi& mpi = real_mpi();
   int cancelled = 0;
   mpi.Test_cancelled(status, &cancelled);
@@ -48,6 +58,25 @@ Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
     return finish_plain_persistent(operation.target, received, status);
   }
   return pull_now(envelope, &operation.target, status);
+}
+
+// Finishes a completed persistent request for its completion call (the
+// user's, or the progress engine's for one freed while active); a receive
+// the engine finished early reports what it kept.
+Status finish_completed(PersistentOperation& operation, MPI_Status* status) {
+  if (operation.active) {
+    operation.active = false;
+    count_active_receive(operation, false);
+  }
+  if (!operation.is_receive) {
+    return Status::ok();
+  }
+  if (operation.finished_early) {
+    operation.finished_early = false;
+    *status = operation.early_status;
+    return std::exchange(operation.early_result, Status::ok());
+  }
+  return finish_arrival(operation, status);
 }
 
 // Frees the operation's request and makes a new one; the user's handle
@@ -106,7 +135,11 @@ void mark_started(MPI_Request before, MPI_Request after) {
   }
   std::lock_guard<std::mutex> lock(operations().mutex());
   if (PersistentOperation* operation = operations().find_persistent(before)) {
+    if (!operation->active) {
+      count_active_receive(*operation, true);
+    }
     operation->active = true;
+    operation->finished_early = false;
     if (operation->request != after) {
       operation->request = after;
       operations().persistent_request_changed();
@@ -153,6 +186,20 @@ bool free_persistent(MPI_Request* request, int* result) {
   std::unique_ptr<PersistentOperation> taken = operations().take_persistent(*request);
   *result = real_mpi().Request_free(request);
   return true;
+}
+
+void progress_active_persistent_receives(OperationTable& table) {
+  for (PersistentOperation* operation : table.active_persistent_receives()) {
+    int flag = 0;
+    MPI_Status status{};
+    // Asks without completing: the request stays the user's to complete.
+    if (real_mpi().Request_get_status(operation->request, &flag, &status) != MPI_SUCCESS || flag == 0) {
+      continue;
+    }
+    operation->early_result = finish_arrival(*operation, &status);
+    operation->early_status = status;
+    operation->finished_early = true;
+  }
 }
 
 void progress_orphaned_persistent(OperationTable& table) {

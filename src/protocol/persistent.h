@@ -36,4 +36,11 @@ bool free_persistent(MPI_Request* request, int* result);
 // Under the table's lock: completes persistent requests freed while active.
 void progress_orphaned_persistent(OperationTable& table);
 
+// Finishes started persistent receives whose message has arrived (pulls an
+// envelope's), keeping the result for the user's completion call: the
+// message's sender must not wait for that call (plain MPI's blocking send
+// completes once its data has gone). From calls that wait or test only,
+// since a pull may wait for the sender's copies.
+void progress_active_persistent_receives(OperationTable& table);
+
 }  // namespace cumpi::protocol

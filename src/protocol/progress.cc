@@ -142,6 +142,9 @@ void progress() {
     table.publish_service();
     if (table.persistent_count() != 0) {
       progress_orphaned_persistent(table);
+      if (!t_on_entry && g_active_persistent_receives.load(std::memory_order_relaxed) != 0) {
+        progress_active_persistent_receives(table);
+      }
     }
   }
   progress_freed_direct_receives();
