@@ -10,12 +10,11 @@ namespace cumpi::wrappers {
 
 #if MPI_VERSION >= 4
 
-namespace {
-
 bool fits_int(MPI_Count count) { return count <= INT_MAX; }
 
-// A negative count stays negative, for the int call to refuse.
 int as_int(MPI_Count count) { return count < 0 ? -1 : static_cast<int>(count); }
+
+namespace {
 
 int make_whole_type(MPI_Count count, MPI_Datatype type, MPI_Datatype* whole) {
   int rc = real().Type_contiguous_c(count, type, whole);

@@ -11,6 +11,11 @@ namespace cumpi::wrappers {
 
 #if MPI_VERSION >= 4
 
+// A count that fits an int, as one (a negative count stays negative, for the
+// int call to refuse).
+bool fits_int(MPI_Count count);
+int as_int(MPI_Count count);
+
 // For a call that is over when it returns: a type made here is freed then.
 class CallCount {
  public:

@@ -9,7 +9,6 @@
 #if MPI_VERSION >= 4
 
 #include <algorithm>
-#include <climits>
 
 #include "mpi_wrappers/intercept.h"
 
@@ -30,8 +29,8 @@ Pointer moved_on(Pointer buffer, MPI_Count bytes) {
   return static_cast<Pointer>(static_cast<Byte*>(buffer) + bytes);
 }
 
-// Runs reduce(byte offset, elements) over `count` elements in pieces that
-// fit an int; stops at the first error.
+// Runs reduce(byte offset, elements) over `count` elements (past INT_MAX)
+// in pieces that fit an int; stops at the first error.
 template <typename Reduce>
 int in_pieces(MPI_Count count, MPI_Datatype type, Reduce reduce) {
   MPI_Count lb = 0;
@@ -178,6 +177,9 @@ int intercept_Alltoall_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype 
 
 int intercept_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                           MPI_Comm comm) {
+  if (fits_int(count)) {
+    return intercept_Allreduce(sendbuf, recvbuf, as_int(count), type, op, comm);
+  }
   return in_pieces(count, type, [=](MPI_Count offset, int elements) {
     return intercept_Allreduce(moved_on(sendbuf, offset), moved_on(recvbuf, offset), elements, type, op, comm);
   });
@@ -185,6 +187,9 @@ int intercept_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, M
 
 int intercept_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
                        MPI_Comm comm) {
+  if (fits_int(count)) {
+    return intercept_Reduce(sendbuf, recvbuf, as_int(count), type, op, root, comm);
+  }
   return in_pieces(count, type, [=](MPI_Count offset, int elements) {
     return intercept_Reduce(moved_on(sendbuf, offset), moved_on(recvbuf, offset), elements, type, op, root, comm);
   });
@@ -192,9 +197,8 @@ int intercept_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_
 
 int intercept_Iallreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
                            MPI_Comm comm, MPI_Request* request) {
-  if (count <= INT_MAX) {
-    return intercept_Iallreduce(sendbuf, recvbuf, static_cast<int>(std::max<MPI_Count>(count, -1)), type, op, comm,
-                                request);
+  if (fits_int(count)) {
+    return intercept_Iallreduce(sendbuf, recvbuf, as_int(count), type, op, comm, request);
   }
   if (!on_device_memory(sendbuf) && !on_device_memory(recvbuf)) {
     return real().Iallreduce_c(sendbuf, recvbuf, count, type, op, comm, request);
