@@ -21,7 +21,7 @@ done
 mpirun=$1 library=$2
 shift 2
 skip() { echo "SKIPPED: $*"; exit 77; }
-"$mpirun" --version 2>&1 | grep -q "Open MPI" || skip "needs Open MPI's rsh launcher"
+[[ $("$mpirun" --version 2>&1) == *"Open MPI"* ]] || skip "needs Open MPI's rsh launcher"
 source "$(dirname "$0")/common/test_hosts.sh"
 make_test_hosts
 hosts_limit=${TWO_HOSTS_LIMIT:-600}

@@ -12,7 +12,10 @@ for file in lib/libcumpi.so include/cumpi/cumpi.h include/mpi-ext.h lib/cmake/cu
   [ -e "$work/prefix/$file" ] || { echo "not installed: $file"; exit 1; }
 done
 # The installed cumpi-info finds the libcumpi it came with.
-"$work/prefix/bin/cumpi-info" | grep -q "^cumpi [0-9]" || { echo "the installed cumpi-info does not run"; exit 1; }
+# (Its whole output is taken first: grep -q leaving the pipe early would kill
+# it with SIGPIPE, which pipefail reports as a failure.)
+info=$("$work/prefix/bin/cumpi-info") || { echo "the installed cumpi-info does not run"; exit 1; }
+grep -q "^cumpi [0-9]" <<< "$info" || { echo "the installed cumpi-info does not say its version:"; echo "$info"; exit 1; }
 [ ! -e "$work/prefix/lib/libcumpi_emu.so" ] || { echo "the test-only emulation library was installed"; exit 1; }
 exported=$(nm -D --defined-only "$work/prefix/lib/libcumpi.so" | awk '{ print $3 }' | grep -v -E '^(MPI_|PMPI_|MPIX_|cumpi_)' || true)
 [ -z "$exported" ] || { echo "symbols exported beyond MPI_*, PMPI_*, MPIX_*, cumpi_*:"; echo "$exported"; exit 1; }

@@ -19,7 +19,7 @@ mkdir -p "$out"
 here=$(cd "$(dirname "$0")/.." && pwd)
 skip() { echo "SKIPPED: $*"; exit 77; }
 command -v ucx_perftest > /dev/null || skip "needs ucx_perftest (ucx-utils)"
-mpirun --version 2>&1 | grep -q "Open MPI" || skip "needs Open MPI's rsh launcher"
+[[ $(mpirun --version 2>&1) == *"Open MPI"* ]] || skip "needs Open MPI's rsh launcher"
 source "$here/common/test_hosts.sh"
 make_test_hosts
 hosts_limit=300

@@ -46,32 +46,69 @@ namespace {
 using type_map::concat;
 using type_map::repeat;
 
-// The datatypes MPI_Type_get_contents returned, freed when done (derived
-// ones are new references the caller owns; predefined ones cannot be freed).
+// What MPI_Type_get_envelope says of a type. Where the MPI has large
+// counts (MPI 4) the _c form is asked: the int form fails for a type made
+// with a count past INT_MAX (MPICH says "use MPI_Type_get_envelope_c"), as
+// the whole-count types of the _c wrappers are.
+struct Envelope {
+  MPI_Count integers = 0;
+  MPI_Count addresses = 0;
+  MPI_Count large_counts = 0;
+  MPI_Count datatypes = 0;
+  int combiner = MPI_COMBINER_NAMED;
+};
+
+Status read_envelope(MPI_Datatype type, Envelope* envelope) {
+#if MPI_VERSION >= 4
+  return from_mpi(real_mpi().Type_get_envelope_c(type, &envelope->integers, &envelope->addresses,
+                                                 &envelope->large_counts, &envelope->datatypes,
+                                                 &envelope->combiner));
+#else
+  int integers = 0;
+  int addresses = 0;
+  int datatypes = 0;
+  const int rc = real_mpi().Type_get_envelope(type, &integers, &addresses, &datatypes, &envelope->combiner);
+  envelope->integers = integers;
+  envelope->addresses = addresses;
+  envelope->datatypes = datatypes;
+  return from_mpi(rc);
+#endif
+}
+
+// The arguments a derived type was made with (MPI_Type_get_contents); the
+// datatypes among them are freed when done (derived ones are new references
+// the caller owns; predefined ones cannot be freed). `large_counts` is not
+// empty only for a type made by a _c constructor, whose count arguments are
+// all there instead of in `ints`.
 class Contents {
  public:
-  Status read(MPI_Datatype type, int integers, int addresses, int datatypes) {
-    ints.resize(static_cast<std::size_t>(integers));
-    aints.resize(static_cast<std::size_t>(addresses));
-    types.resize(static_cast<std::size_t>(datatypes));
-    return from_mpi(real_mpi().Type_get_contents(type, integers, addresses, datatypes, ints.data(), aints.data(),
+  Status read(MPI_Datatype type, const Envelope& envelope) {
+    ints.resize(static_cast<std::size_t>(envelope.integers));
+    aints.resize(static_cast<std::size_t>(envelope.addresses));
+    large_counts.resize(static_cast<std::size_t>(envelope.large_counts));
+    types.resize(static_cast<std::size_t>(envelope.datatypes));
+#if MPI_VERSION >= 4
+    return from_mpi(real_mpi().Type_get_contents_c(type, envelope.integers, envelope.addresses,
+                                                   envelope.large_counts, envelope.datatypes, ints.data(),
+                                                   aints.data(), large_counts.data(), types.data()));
+#else
+    return from_mpi(real_mpi().Type_get_contents(type, static_cast<int>(envelope.integers),
+                                                 static_cast<int>(envelope.addresses),
+                                                 static_cast<int>(envelope.datatypes), ints.data(), aints.data(),
                                                  types.data()));
+#endif
   }
   ~Contents() {
-    const RealMpi& mpi = real_mpi();
     for (MPI_Datatype& child : types) {
-      int integers = 0;
-      int addresses = 0;
-      int datatypes = 0;
-      int combiner = MPI_COMBINER_NAMED;
-      if (mpi.Type_get_envelope(child, &integers, &addresses, &datatypes, &combiner) == MPI_SUCCESS &&
-          combiner != MPI_COMBINER_NAMED) {
-        mpi.Type_free(&child);
+      Envelope envelope;
+      if (read_envelope(child, &envelope).is_ok() && envelope.combiner != MPI_COMBINER_NAMED) {
+        real_mpi().Type_free(&child);
       }
     }
   }
   std::vector<int> ints;
   std::vector<MPI_Aint> aints;
+  std::vector<MPI_Count> large_counts;
   std::vector<MPI_Datatype> types;
 };
 
@@ -170,7 +207,21 @@ Status blocks_shape(int count, Block block, MPI_Datatype child, TypeMapShape* sh
   return status;
 }
 
+// A type made by a _c constructor: a contiguous one (as the _c wrappers
+// make) is read; the others are left to the staged path, which hands MPI the
+// type itself.
+Status large_count_shape(int combiner, const Contents& c, TypeMapShape* shape) {
+  if (combiner == MPI_COMBINER_CONTIGUOUS) {
+    return run_of_children(c.types[0], c.large_counts[0], 0, shape);
+  }
+  *shape = TypeMapShape::scattered();
+  return Status::ok();
+}
+
 Status derived_shape(MPI_Datatype type, int combiner, const Contents& c, TypeMapShape* shape) {
+  if (!c.large_counts.empty()) {
+    return large_count_shape(combiner, c, shape);
+  }
   const std::vector<int>& i = c.ints;
   const std::vector<MPI_Aint>& a = c.aints;
   switch (combiner) {
@@ -237,20 +288,17 @@ Status derived_shape(MPI_Datatype type, int combiner, const Contents& c, TypeMap
 }
 
 Status shape_of(MPI_Datatype type, TypeMapShape* shape) {
-  int integers = 0;
-  int addresses = 0;
-  int datatypes = 0;
-  int combiner = MPI_COMBINER_NAMED;
-  int rc = real_mpi().Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
-  if (rc != MPI_SUCCESS) {
-    return from_mpi(rc);
+  Envelope envelope;
+  Status status = read_envelope(type, &envelope);
+  if (!status.is_ok()) {
+    return status;
   }
-  if (combiner == MPI_COMBINER_NAMED) {
+  if (envelope.combiner == MPI_COMBINER_NAMED) {
     return named_shape(type, shape);
   }
   Contents contents;
-  Status status = contents.read(type, integers, addresses, datatypes);
-  return status.is_ok() ? derived_shape(type, combiner, contents, shape) : status;
+  status = contents.read(type, envelope);
+  return status.is_ok() ? derived_shape(type, envelope.combiner, contents, shape) : status;
 }
 
 class ShapeCache {
