@@ -67,6 +67,7 @@ class LazyRegions {
       return Status::error(StatusCode::out_of_memory,
                            "cannot reserve " + std::to_string(capacity) + " bytes of host memory for a receive");
     }
+    advise_huge_pages(memory, capacity);
     *block = PinnedBlock{static_cast<char*>(memory), capacity, false};
     return Status::ok();
   }

@@ -11,6 +11,13 @@ namespace {
 constexpr std::size_t kSmallestBlock = 64 * 1024;
 }  // namespace
 
+void advise_huge_pages(void* memory, std::size_t capacity) {
+  constexpr std::size_t kHugePageBlock = 4u << 20;
+  if (capacity >= kHugePageBlock) {
+    madvise(memory, capacity, MADV_HUGEPAGE);
+  }
+}
+
 std::size_t StagingPool::size_class(std::size_t bytes) {
   std::size_t capacity = kSmallestBlock;
   while (capacity < bytes) {
@@ -39,6 +46,7 @@ Status StagingPool::acquire(std::size_t bytes, const PointerInfo& owner, PinnedB
     return Status::error(StatusCode::out_of_memory,
                          "cannot map " + std::to_string(capacity) + " bytes of host memory for staging");
   }
+  advise_huge_pages(memory, capacity);
   PinnedBlock fresh{static_cast<char*>(memory), capacity, false};
   const Status pinned = memory_.pin(fresh.data, capacity, owner);
   fresh.pinned = pinned.is_ok();

@@ -57,4 +57,10 @@ class StagingPool {
 // The process's pool, over this library variant's device memory (which pins it).
 StagingPool& staging_pool();
 
+// Asks for transparent huge pages on a large block of host memory of our
+// own: first touching (or the driver pinning) hundreds of megabytes page by
+// page costs seconds on a virtual machine (a 2 GiB message staged into a
+// fresh block: most of its time). Advice only; small blocks are left alone.
+void advise_huge_pages(void* memory, std::size_t capacity);
+
 }  // namespace cumpi::memory
