@@ -55,14 +55,13 @@ int kept_whole_type(MPI_Count count, MPI_Datatype type, MPI_Datatype* whole) {
 
 }  // namespace
 
-CallCount::CallCount(MPI_Count count, MPI_Datatype type) : count_(as_int(count)), type_(type) {
+CallCount::CallCount(MPI_Count count, MPI_Datatype type) : IntCountForm(count, type) {
   if (fits_int(count)) {
     return;
   }
-  error_ = make_whole_type(count, type, &made_);
-  owns_ = error_ == MPI_SUCCESS;
-  count_ = 1;
-  type_ = made_;
+  const int error = make_whole_type(count, type, &made_);
+  owns_ = error == MPI_SUCCESS;
+  take_whole(error, made_);
 }
 
 CallCount::~CallCount() {
@@ -71,12 +70,13 @@ CallCount::~CallCount() {
   }
 }
 
-RequestCount::RequestCount(MPI_Count count, MPI_Datatype type) : count_(as_int(count)), type_(type) {
+RequestCount::RequestCount(MPI_Count count, MPI_Datatype type) : IntCountForm(count, type) {
   if (fits_int(count)) {
     return;
   }
-  error_ = kept_whole_type(count, type, &type_);
-  count_ = 1;
+  MPI_Datatype whole = type;
+  const int error = kept_whole_type(count, type, &whole);
+  take_whole(error, whole);
 }
 
 void forget_large_count_types_of(MPI_Datatype type) {

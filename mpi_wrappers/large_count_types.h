@@ -16,41 +16,49 @@ namespace cumpi::wrappers {
 bool fits_int(MPI_Count count);
 int as_int(MPI_Count count);
 
+// The int-count form of a large count: the count itself where it fits an
+// int, else one element of a contiguous type of the whole count.
+class IntCountForm {
+ public:
+  bool ok() const { return error_ == MPI_SUCCESS; }
+  int error() const { return error_; }
+  int count() const { return count_; }
+  MPI_Datatype type() const { return type_; }
+
+ protected:
+  IntCountForm(MPI_Count count, MPI_Datatype type) : count_(as_int(count)), type_(type) {}
+  // The count did not fit: the call takes one `whole` (made with `error`).
+  void take_whole(int error, MPI_Datatype whole) {
+    error_ = error;
+    count_ = 1;
+    type_ = whole;
+  }
+
+ private:
+  int count_;
+  MPI_Datatype type_;
+  int error_ = MPI_SUCCESS;
+};
+
 // For a call that is over when it returns: a type made here is freed then.
-class CallCount {
+class CallCount : public IntCountForm {
  public:
   CallCount(MPI_Count count, MPI_Datatype type);
   ~CallCount();
   CallCount(const CallCount&) = delete;
   CallCount& operator=(const CallCount&) = delete;
-  bool ok() const { return error_ == MPI_SUCCESS; }
-  int error() const { return error_; }
-  int count() const { return count_; }
-  MPI_Datatype type() const { return type_; }
 
  private:
-  int count_ = 0;
-  MPI_Datatype type_;
   MPI_Datatype made_{};
   bool owns_ = false;
-  int error_ = MPI_SUCCESS;
 };
 
 // For a call that leaves a request (nonblocking, persistent): the request
 // may use the type until it is freed, so a type made here is kept, one per
 // (type, count), until MPI_Finalize.
-class RequestCount {
+class RequestCount : public IntCountForm {
  public:
   RequestCount(MPI_Count count, MPI_Datatype type);
-  bool ok() const { return error_ == MPI_SUCCESS; }
-  int error() const { return error_; }
-  int count() const { return count_; }
-  MPI_Datatype type() const { return type_; }
-
- private:
-  int count_ = 0;
-  MPI_Datatype type_;
-  int error_ = MPI_SUCCESS;
 };
 
 #endif
