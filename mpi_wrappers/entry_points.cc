@@ -32,7 +32,7 @@ namespace {
 // the engine itself, whose calls into MPI never re-enter it) and the
 // statistics of CUMPI_STATS=1.
 template <typename Call, typename Bytes>
-__attribute__((noinline)) int with_entry_work(unsigned state, Call call, Bytes host_bytes) {
+__attribute__((noinline)) int with_entry_work(unsigned state, const Call& call, const Bytes& host_bytes) {
   if ((state & runtime::kProgressWork) != 0 && !ReentryGuard::inside()) {
     ReentryGuard guard;
     const runtime::EngineEntryIfFree entry;

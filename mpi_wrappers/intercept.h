@@ -21,7 +21,7 @@ inline const RealMpi& real() { return detail::g_real_mpi; }
 // One engine function, under the engine's lock (taken only under
 // MPI_THREAD_MULTIPLE).
 template <typename EngineCall>
-Status run_in_engine(EngineCall& call) {
+Status run_in_engine(const EngineCall& call) {
   const runtime::EngineEntry entry;
   return call();
 }
@@ -30,10 +30,14 @@ Status run_in_engine(EngineCall& call) {
 // into an MPI error code through comm's error handler. Host-buffer calls never
 // come here: they pass straight through, guard-free, so that the compiler can
 // make them a jump to the real function (hence out of line, and the call
-// captured by value). `caller` is the intercept_* function, whose name
-// becomes the MPI call's in error messages.
+// captured by value). The call comes by reference: passed by value, its
+// captures are stored one by one and reloaded as vectors for the copy, a
+// store-forwarding stall that cost a host MPI_Irecv tens of nanoseconds.
+// `caller` is the intercept_* function, whose name becomes the MPI call's
+// in error messages.
 template <typename EngineCall>
-__attribute__((noinline)) int in_engine(MPI_Comm comm, EngineCall call, const char* caller = __builtin_FUNCTION()) {
+__attribute__((noinline)) int in_engine(MPI_Comm comm, const EngineCall& call,
+                                        const char* caller = __builtin_FUNCTION()) {
   ReentryGuard guard;
   // The user's error handler runs outside the engine.
   const int rc = report(run_in_engine(call), comm, caller);

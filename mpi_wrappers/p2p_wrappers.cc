@@ -6,6 +6,7 @@
 #include "mpi_wrappers/intercept.h"
 #include "mpi_wrappers/large_count_types.h"
 #include "protocol/completion.h"
+#include "protocol/host_receives.h"
 #include "protocol/matched_queue.h"
 #include "protocol/operation_table.h"
 #include "protocol/point_to_point.h"
@@ -178,6 +179,9 @@ int intercept_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag
   }
   if (!protocol::host_receive_needs_engine(count, type)) {
     return real().Irecv(buf, count, type, source, tag, comm, request);
+  }
+  if (protocol::direct_receive_needs_no_engine()) {
+    return protocol::post_direct_receive_now(buf, count, type, source, tag, comm, request);
   }
   return in_engine(comm, [=] { return protocol::host_irecv(buf, count, type, source, tag, comm, request); });
 }

@@ -44,7 +44,7 @@ struct TypeBounds {
   bool valid = false;
   TypeLayout layout;  // without the type map's order, which needs more calls
 };
-thread_local TypeBounds t_type_bounds;
+thread_local TypeBounds t_type_bounds __attribute__((tls_model("initial-exec")));
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include "protocol/progress.h"
 #include "runtime/engine_lock.h"
 #include "runtime/errors.h"
+#include "runtime/inline_array.h"
 #include "runtime/real_mpi.h"
 
 namespace cumpi::protocol {
@@ -20,16 +21,13 @@ namespace {
 // MPI_STATUS(ES)_IGNORE.
 class StatusArray {
  public:
-  StatusArray(MPI_Status* user, int count) : user_(user) {
-    if (user == MPI_STATUSES_IGNORE) {
-      local_.resize(static_cast<std::size_t>(count > 0 ? count : 1));
-    }
-  }
+  StatusArray(MPI_Status* user, int count)
+      : user_(user), local_(user == MPI_STATUSES_IGNORE ? static_cast<std::size_t>(count > 0 ? count : 1) : 0) {}
   MPI_Status* get() { return user_ == MPI_STATUSES_IGNORE ? local_.data() : user_; }
 
  private:
   MPI_Status* user_;
-  std::vector<MPI_Status> local_;
+  runtime::InlineArray<MPI_Status, 32> local_;  // most calls: no allocation
 };
 
 // The user's requests as they were before a completion call, which sets
@@ -112,7 +110,7 @@ Status finish_many(const RequestsBefore& before, int rc, const int* indices, int
   bool failed = false;
   bool all_reported = true;
   MPI_Comm failed_comm = MPI_COMM_NULL;
-  std::vector<char> ok(static_cast<std::size_t>(completed > 0 ? completed : 0), 0);
+  runtime::InlineArray<char, 32> ok(static_cast<std::size_t>(completed > 0 ? completed : 0), 0);
   for (int k = 0; k < completed; ++k) {
     const int i = indices == nullptr ? k : indices[k];
     MPI_Status* status = &statuses[by_position ? i : k];
@@ -322,32 +320,17 @@ Status request_free(MPI_Request* request) {
   return from_mpi(rc);
 }
 
-Status start(MPI_Request* request) {
-  Status prepared = prepare_start(request);
+Status start(MPI_Request* request) { return startall(1, request); }
+
+Status startall(int count, MPI_Request requests[]) {
+  runtime::InlineArray<PersistentOperation*, 32> operations(static_cast<std::size_t>(count > 0 ? count : 0));
+  Status prepared = prepare_starts(count, requests, operations.data());
   if (!prepared.is_ok()) {
     return prepared;
   }
-  const MPI_Request before = *request;
-  const int rc = real_mpi().Start(request);
+  const int rc = count == 1 ? real_mpi().Start(requests) : real_mpi().Startall(count, requests);
   if (rc == MPI_SUCCESS) {
-    mark_started(before, *request);
-  }
-  return from_mpi(rc);
-}
-
-Status startall(int count, MPI_Request requests[]) {
-  for (int i = 0; i < count; ++i) {
-    Status prepared = prepare_start(&requests[i]);
-    if (!prepared.is_ok()) {
-      return prepared;
-    }
-  }
-  const std::vector<MPI_Request> before(requests, requests + (count > 0 ? count : 0));
-  const int rc = real_mpi().Startall(count, requests);
-  if (rc == MPI_SUCCESS) {
-    for (int i = 0; i < count; ++i) {
-      mark_started(before[static_cast<std::size_t>(i)], requests[i]);
-    }
+    mark_started(count, operations.data(), requests);
   }
   return from_mpi(rc);
 }

@@ -139,7 +139,7 @@ Grants& grants() {
   return *instance;
 }
 
-thread_local unsigned t_serve_calls = 0;
+thread_local unsigned t_serve_calls __attribute__((tls_model("initial-exec"))) = 0;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "memory/datatype_layout.h"
 #include "protocol/envelope_grants.h"
+#include "protocol/matched_queue.h"
 #include "protocol/operation_table.h"
 #include "protocol/pull.h"
 #include "protocol/receive_target.h"
@@ -47,68 +48,89 @@ bool overlap(std::uintptr_t first, std::uintptr_t last, std::uintptr_t other_fir
 
 class ReceiveTable {
  public:
-  void add(DirectReceive receive) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    direct_.push_back(receive);
+  // Written in place: a receive built on the stack and copied in stalls on
+  // store forwarding (its fields stored one by one, reloaded as vectors),
+  // a good part of a host MPI_Irecv's cost.
+  void add(MPI_Request request, void* buffer, int count, MPI_Datatype type, MPI_Comm comm, std::uintptr_t first,
+           std::uintptr_t last) {
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
+    keys_.push_back(request);
+    DirectReceive& receive = direct_.emplace_back();
+    receive.request = request;
+    receive.buffer = buffer;
+    receive.count = count;
+    receive.type = type;
+    receive.comm = comm;
+    receive.first = first;
+    receive.last = last;
     publish();
   }
 
   // Takes the receive of `request` out of the table.
   bool take(MPI_Request request, DirectReceive* out) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (std::size_t i = 0; i < direct_.size(); ++i) {
-      if (direct_[i].request == request && !direct_[i].freed) {
-        *out = direct_[i];
-        direct_[i] = direct_.back();
-        direct_.pop_back();
-        publish();
-        return true;
-      }
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
+    const std::size_t i = index_of(request);
+    if (i == kAbsent) {
+      return false;
     }
-    return false;
+    *out = direct_[i];
+    remove(i);
+    return true;
+  }
+
+  // Takes the receive of `request` out of the table when its completion
+  // brought `received` bytes that cannot be an envelope and nothing
+  // examined it before; *comm is its communicator.
+  bool forget_if_plain(MPI_Request request, std::size_t received, MPI_Comm* comm) {
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
+    const std::size_t i = index_of(request);
+    if (i == kAbsent || direct_[i].examined || may_be_envelope(received)) {
+      return false;
+    }
+    *comm = direct_[i].comm;
+    remove(i);
+    return true;
   }
 
   bool find(MPI_Request request, DirectReceive* out) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const DirectReceive& receive : direct_) {
-      if (receive.request == request && !receive.freed) {
-        *out = receive;
-        return true;
-      }
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
+    const std::size_t i = index_of(request);
+    if (i == kAbsent) {
+      return false;
     }
-    return false;
+    *out = direct_[i];
+    return true;
   }
 
   // Records an examination made before the completing call; false when the
   // receive is no longer pending.
   bool record(MPI_Request request, const MPI_Status& status, int error) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (DirectReceive& receive : direct_) {
-      if (receive.request == request && !receive.freed) {
-        receive.examined = true;
-        receive.examined_status = status;
-        receive.examined_error = error;
-        return true;
-      }
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
+    const std::size_t i = index_of(request);
+    if (i == kAbsent) {
+      return false;
     }
-    return false;
+    direct_[i].examined = true;
+    direct_[i].examined_status = status;
+    direct_[i].examined_error = error;
+    return true;
   }
 
   bool mark_freed(MPI_Request request) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (DirectReceive& receive : direct_) {
-      if (receive.request == request && !receive.freed) {
-        receive.freed = true;
-        ++freed_;
-        publish();
-        return true;
-      }
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
+    const std::size_t i = index_of(request);
+    if (i == kAbsent) {
+      return false;
     }
-    return false;
+    direct_[i].freed = true;
+    keys_[i] = MPI_REQUEST_NULL;  // the user's handle is gone: lookups pass it over
+    ++freed_;
+    publish();
+    return true;
   }
 
   std::vector<DirectReceive> freed() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
     std::vector<DirectReceive> out;
     for (const DirectReceive& receive : direct_) {
       if (receive.freed) out.push_back(receive);
@@ -117,13 +139,11 @@ class ReceiveTable {
   }
 
   void drop_freed(MPI_Request request) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
     for (std::size_t i = 0; i < direct_.size(); ++i) {
       if (direct_[i].freed && direct_[i].request == request) {
-        direct_[i] = direct_.back();
-        direct_.pop_back();
         --freed_;
-        publish();
+        remove(i);
         return;
       }
     }
@@ -131,7 +151,7 @@ class ReceiveTable {
 
   // Unexamined direct receives overlapping [first, last).
   std::vector<DirectReceive> unexamined_overlapping(std::uintptr_t first, std::uintptr_t last) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
     std::vector<DirectReceive> out;
     for (const DirectReceive& receive : direct_) {
       if (!receive.examined && !receive.freed && overlap(first, last, receive.first, receive.last)) {
@@ -142,13 +162,13 @@ class ReceiveTable {
   }
 
   std::uint64_t add_private(std::uintptr_t first, std::uintptr_t last) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
     private_.push_back(PrivateReceive{++next_key_, first, last});
     return next_key_;
   }
 
   void remove_private(std::uint64_t key) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
     for (std::size_t i = 0; i < private_.size(); ++i) {
       if (private_[i].key == key) {
         private_[i] = private_.back();
@@ -159,12 +179,12 @@ class ReceiveTable {
   }
 
   bool overlaps_direct(std::uintptr_t first, std::uintptr_t last) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
     return overlaps_direct_locked(first, last);
   }
 
   bool overlaps_any(std::uintptr_t first, std::uintptr_t last) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
     if (overlaps_direct_locked(first, last)) {
       return true;
     }
@@ -175,7 +195,7 @@ class ReceiveTable {
   }
 
   bool directs_disjoint() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
     std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans;
     for (const DirectReceive& receive : direct_) {
       if (receive.first != receive.last) spans.emplace_back(receive.first, receive.last);
@@ -190,6 +210,25 @@ class ReceiveTable {
   bool has_freed() const { return freed_count_.load(std::memory_order_relaxed) != 0; }
 
  private:
+  static constexpr std::size_t kAbsent = ~std::size_t{0};
+
+  // A lookup by the user's handle reads only the keys, 8 bytes a receive
+  // (a window of 16 is two cache lines), not the receives themselves.
+  std::size_t index_of(MPI_Request request) const {
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+      if (keys_[i] == request) return i;
+    }
+    return kAbsent;
+  }
+
+  void remove(std::size_t i) {
+    keys_[i] = keys_.back();
+    keys_.pop_back();
+    direct_[i] = direct_.back();
+    direct_.pop_back();
+    publish();
+  }
+
   bool overlaps_direct_locked(std::uintptr_t first, std::uintptr_t last) const {
     for (const DirectReceive& receive : direct_) {
       if (!receive.freed && overlap(first, last, receive.first, receive.last)) return true;
@@ -206,7 +245,8 @@ class ReceiveTable {
     }
   }
 
-  std::mutex mutex_;
+  runtime::ThreadsMutex mutex_;
+  std::vector<MPI_Request> keys_;  // direct_[i]'s request; MPI_REQUEST_NULL once the user freed it
   std::vector<DirectReceive> direct_;
   std::vector<PrivateReceive> private_;
   std::uint64_t next_key_ = 0;
@@ -256,17 +296,31 @@ void after_leaving_table() {
 
 }  // namespace
 
+namespace {
+
+// The bytes (buffer, count, type) may write: [first, last).
+bool receive_bytes(const void* buffer, int count, MPI_Datatype type, std::uintptr_t* first, std::uintptr_t* last) {
+  memory::ByteSpan span;
+  if (!memory::cached_span(type, count, &span)) {
+    return false;
+  }
+  *first = reinterpret_cast<std::uintptr_t>(buffer) + static_cast<std::uintptr_t>(span.offset);
+  *last = *first + span.bytes;
+  return true;
+}
+
+}  // namespace
+
 Status post_direct_receive(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                            MPI_Request* request, bool* posted) {
   *posted = true;
-  memory::ByteSpan span;
-  if (!memory::cached_span(type, count, &span)) {
+  std::uintptr_t first = 0;
+  std::uintptr_t last = 0;
+  if (!receive_bytes(buffer, count, type, &first, &last)) {
     // A bad datatype: MPI reports it, and nothing can arrive.
     return from_mpi(real_mpi().Irecv(buffer, count, type, source, tag, comm, request));
   }
-  const auto first = reinterpret_cast<std::uintptr_t>(buffer) + static_cast<std::uintptr_t>(span.offset);
-  const std::uintptr_t last = first + span.bytes;
-  if (!span.empty() && envelopes_may_arrive() && table().overlaps_any(first, last)) {
+  if (first != last && envelopes_may_arrive() && table().overlaps_any(first, last)) {
     *posted = false;
     return Status::ok();
   }
@@ -274,20 +328,35 @@ Status post_direct_receive(void* buffer, int count, MPI_Datatype type, int sourc
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }
-  DirectReceive receive;
-  receive.request = *request;
-  receive.buffer = buffer;
-  receive.count = count;
-  receive.type = type;
-  receive.comm = comm;
-  receive.first = first;
-  receive.last = last;
-  table().add(receive);
+  table().add(*request, buffer, count, type, comm, first, last);
   return Status::ok();
+}
+
+bool direct_receive_needs_no_engine() {
+  return !has_queued_messages() && !envelopes_may_arrive() && !runtime::engine_serves_threads_now() &&
+         smallest_watched_receive() == kEnvelopeBytes;
+}
+
+int post_direct_receive_now(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                            MPI_Request* request) {
+  std::uintptr_t first = 0;
+  std::uintptr_t last = 0;
+  const bool known = receive_bytes(buffer, count, type, &first, &last);
+  const int rc = real_mpi().Irecv(buffer, count, type, source, tag, comm, request);
+  if (rc == MPI_SUCCESS && known) {
+    table().add(*request, buffer, count, type, comm, first, last);
+  }
+  return rc;
 }
 
 Finished finish_direct_receive(MPI_Request request, MPI_Status* status) {
   Finished outcome;
+  // Plain data, the common case: nothing to look at.
+  if (table().forget_if_plain(request, status_bytes(*status), &outcome.comm)) {
+    outcome.ours = true;
+    after_leaving_table();
+    return outcome;
+  }
   DirectReceive receive;
   if (!table().take(request, &receive)) {
     return outcome;

@@ -44,6 +44,18 @@ void progress_direct_receives();
 Status post_direct_receive(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                            MPI_Request* request, bool* posted);
 
+// Whether a host receive may be posted straight by post_direct_receive_now,
+// outside the engine: no message waits in the matched queue (which it
+// would have to take first), no envelope may arrive (no overlap to check),
+// one thread at a time calls MPI (no other thread's probe can move a
+// message between the check and the post), and this rank takes no short
+// envelopes (every receive the engine sees here is an envelope's size).
+bool direct_receive_needs_no_engine();
+// Posts and watches it, in the state above; returns MPI's code (MPI ran the
+// handler of its own errors).
+int post_direct_receive_now(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                            MPI_Request* request);
+
 // After a completion call reported `request` complete with `*status`: when
 // it is one of the table's, examines what arrived (pulls an envelope's
 // message into the buffer and corrects *status) and forgets it.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "protocol/operations.h"
+#include "runtime/engine_lock.h"
 
 namespace cumpi::protocol {
 
@@ -42,10 +43,10 @@ class OperationTable {
   std::size_t persistent_count() const { return persistent_count_.load(std::memory_order_relaxed); }
 
   // Guards the table and the operations in it.
-  std::mutex& mutex() { return mutex_; }
+  runtime::ThreadsMutex& mutex() { return mutex_; }
 
  private:
-  std::mutex mutex_;
+  runtime::ThreadsMutex mutex_;
   std::vector<Operation*> pending_;
   std::vector<std::unique_ptr<PersistentOperation>> persistent_;
   std::unordered_map<MPI_Request, PersistentOperation*> persistent_index_;

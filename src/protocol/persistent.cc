@@ -29,25 +29,29 @@ void count_active_receive(const PersistentOperation& operation, bool started) {
   if (!operation.is_receive) {
     return;
   }
-  if (started) {
-    g_active_persistent_receives.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    g_active_persistent_receives.fetch_sub(1, std::memory_order_relaxed);
+  // Whether active receives need progress changes only with the count's
+  // first and last (a window restarts its receives every round).
+  const std::size_t before = started ? g_active_persistent_receives.fetch_add(1, std::memory_order_relaxed)
+                                     : g_active_persistent_receives.fetch_sub(1, std::memory_order_relaxed);
+  if (before == (started ? 0U : 1U)) {
+    update_progress_work();
   }
-  update_progress_work();
 }
 
 // What arrived in a completed persistent receive: plain data copied back, or
 // the message an envelope announced pulled (blocking: the request is
 // complete now) and the status corrected.
 Status finish_arrival(PersistentOperation& operation, MPI_Status* status) {
+  const std::size_t received = status_bytes(*status);
+  if (!may_be_envelope(received)) {
+    return finish_plain_persistent(operation.target, received, status);  // a cancelled receive got 0 bytes
+  }
   const RealMpi& mpi = real_mpi();
   int cancelled = 0;
   mpi.Test_cancelled(status, &cancelled);
   if (cancelled != 0) {
     return Status::ok();
   }
-  const std::size_t received = status_bytes(*status);
   Envelope envelope;
   bool arrived = false;
   Status looked = operation.target.envelope_arrived(received, operation.comm, status->MPI_SOURCE, &envelope, &arrived);
@@ -106,16 +110,16 @@ PersistentOperation::~PersistentOperation() {
 }
 
 void add_persistent(std::unique_ptr<PersistentOperation> operation) {
-  std::lock_guard<std::mutex> lock(operations().mutex());
+  std::lock_guard<runtime::ThreadsMutex> lock(operations().mutex());
   operations().add_persistent(std::move(operation));
 }
 
-Status prepare_start(MPI_Request* request) {
-  if (operations().persistent_count() == 0) {
-    return Status::ok();
-  }
-  std::lock_guard<std::mutex> lock(operations().mutex());
+namespace {
+
+// prepare_starts for one request, under the table's lock.
+Status prepare_start_locked(MPI_Request* request, PersistentOperation** started) {
   PersistentOperation* operation = operations().find_persistent(*request);
+  *started = operation;
   if (operation == nullptr) {
     return Status::ok();
   }
@@ -129,19 +133,38 @@ Status prepare_start(MPI_Request* request) {
   return remake_buffered_request(*operation, request);
 }
 
-void mark_started(MPI_Request before, MPI_Request after) {
+}  // namespace
+
+Status prepare_starts(int count, MPI_Request requests[], PersistentOperation* started[]) {
+  for (int i = 0; i < count; ++i) started[i] = nullptr;
+  if (operations().persistent_count() == 0) {
+    return Status::ok();
+  }
+  std::lock_guard<runtime::ThreadsMutex> lock(operations().mutex());
+  for (int i = 0; i < count; ++i) {
+    Status prepared = prepare_start_locked(&requests[i], &started[i]);
+    if (!prepared.is_ok()) {
+      return prepared;
+    }
+  }
+  return Status::ok();
+}
+
+void mark_started(int count, PersistentOperation* const started[], const MPI_Request requests[]) {
   if (operations().persistent_count() == 0) {
     return;
   }
-  std::lock_guard<std::mutex> lock(operations().mutex());
-  if (PersistentOperation* operation = operations().find_persistent(before)) {
+  std::lock_guard<runtime::ThreadsMutex> lock(operations().mutex());
+  for (int i = 0; i < count; ++i) {
+    PersistentOperation* operation = started[i];
+    if (operation == nullptr) continue;
     if (!operation->active) {
       count_active_receive(*operation, true);
     }
     operation->active = true;
     operation->finished_early = false;
-    if (operation->request != after) {
-      operation->request = after;
+    if (operation->request != requests[i]) {
+      operation->request = requests[i];
       operations().persistent_request_changed();
     }
   }
@@ -152,7 +175,7 @@ Finished complete_persistent(MPI_Request request, MPI_Status* status, bool relea
   if (operations().persistent_count() == 0) {
     return finished;
   }
-  std::lock_guard<std::mutex> lock(operations().mutex());
+  std::lock_guard<runtime::ThreadsMutex> lock(operations().mutex());
   PersistentOperation* operation = operations().find_persistent(request);
   if (operation == nullptr || !operation->active) {
     return finished;
@@ -169,7 +192,7 @@ Finished complete_persistent(MPI_Request request, MPI_Status* status, bool relea
 }
 
 bool free_persistent(MPI_Request* request, int* result) {
-  std::lock_guard<std::mutex> lock(operations().mutex());
+  std::lock_guard<runtime::ThreadsMutex> lock(operations().mutex());
   PersistentOperation* operation = operations().find_persistent(*request);
   if (operation == nullptr) {
     return false;

@@ -14,13 +14,17 @@ void add_persistent(std::unique_ptr<PersistentOperation> operation);
 // PersistentOperation::buffered).
 int make_buffered_request(const PersistentOperation& operation, MPI_Request* request);
 
-// Before the real MPI_Start/Startall: refreshes the host copy of a send
-// (and of a receive whose span has holes); a buffered send's request is
-// made anew, and *request follows it. Nothing for other requests.
-Status prepare_start(MPI_Request* request);
-// MPI_Start may replace the handle (Open MPI does while a previous buffered
-// send is still in the transport): the operation follows it.
-void mark_started(MPI_Request before, MPI_Request after);
+// Before the real MPI_Start/Startall of `count` requests: refreshes the
+// host copy of a send (and of a receive whose span has holes); a buffered
+// send's request is made anew, and requests[i] follows it. Nothing for
+// other requests. operations[i]: cumpi's operation of request i, null for
+// the MPI library's. One lock for all: a window of persistent requests
+// starts together.
+Status prepare_starts(int count, MPI_Request requests[], PersistentOperation* operations[]);
+// After the real start, with prepare_starts' operations. MPI_Start may
+// replace a handle (Open MPI does while a previous buffered send is still
+// in the transport): the operation follows it.
+void mark_started(int count, PersistentOperation* const operations[], const MPI_Request requests[]);
 
 // After a wait or test reported `request` complete with `status`: copies a
 // receive's bytes back to the device, or pulls an envelope's message.

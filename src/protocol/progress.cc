@@ -106,14 +106,14 @@ int cancel_operation(void* extra_state, int complete) {
     return MPI_SUCCESS;
   }
   const Outcome* outcome = static_cast<OutcomeRef*>(extra_state)->get();
-  std::lock_guard<std::mutex> lock(operations().mutex());
+  std::lock_guard<runtime::ThreadsMutex> lock(operations().mutex());
   Operation* operation = operations().find_pending(outcome);
   return operation == nullptr ? MPI_SUCCESS : operation->cancel();
 }
 
-thread_local bool t_on_entry = false;
-thread_local unsigned t_entries = 0;
-thread_local unsigned t_sweeps = 0;
+thread_local bool t_on_entry __attribute__((tls_model("initial-exec"))) = false;
+thread_local unsigned t_entries __attribute__((tls_model("initial-exec"))) = 0;
+thread_local unsigned t_sweeps __attribute__((tls_model("initial-exec"))) = 0;
 
 void progress_pending(OperationTable& table) {
   std::vector<Operation*>& pending = table.pending();
@@ -133,7 +133,7 @@ void progress() {
   OperationTable& table = operations();
   {
     // Taken by this thread already when an operation's advance progresses.
-    std::unique_lock<std::mutex> lock(table.mutex(), std::try_to_lock);
+    std::unique_lock<runtime::ThreadsMutex> lock(table.mutex(), std::try_to_lock);
     if (!lock.owns_lock()) {
       return;
     }
@@ -213,7 +213,7 @@ Status track(std::unique_ptr<Operation> operation, MPI_Request* user_request, MP
   }
   *user_request = operation->user;
   generalized_requests().add(operation->user, operation->outcome);
-  std::lock_guard<std::mutex> lock(operations().mutex());
+  std::lock_guard<runtime::ThreadsMutex> lock(operations().mutex());
   operations().add_pending(std::move(operation));
   return Status::ok();
 }

@@ -13,9 +13,9 @@ std::mutex g_engine;
 std::atomic<int> g_waiting{0};            // threads blocked on g_engine
 std::atomic<unsigned> g_acquisitions{0};  // times g_engine was taken
 
-thread_local int t_depth = 0;  // EngineEntry nesting on this thread
-thread_local bool t_holds = false;
-thread_local int t_busy = 0;
+thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;  // EngineEntry nesting on this thread
+thread_local bool t_holds __attribute__((tls_model("initial-exec"))) = false;
+thread_local int t_busy __attribute__((tls_model("initial-exec"))) = 0;
 
 void note_acquired() {
   g_acquisitions.fetch_add(1, std::memory_order_relaxed);

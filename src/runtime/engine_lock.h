@@ -16,6 +16,8 @@
 // Under lower thread levels no lock is taken: only depth is counted.
 #pragma once
 
+#include <mutex>
+
 namespace cumpi::runtime {
 
 // Called once, after MPI_Init_thread granted MPI_THREAD_MULTIPLE, before
@@ -81,5 +83,50 @@ class EngineBusy {
 // Between the rounds of a waiting loop: lets a waiting thread in, when one
 // waits and this thread may give the lock up.
 void yield_engine();
+
+}  // namespace cumpi::runtime
+
+namespace cumpi::runtime {
+
+// The mutex of an engine table on a hot path (the direct receives', the
+// operations'): a real mutex only while the engine serves several threads.
+// Below MPI_THREAD_MULTIPLE one thread at a time calls MPI, and no thread
+// of cumpi's own touches these tables, so an uncontended lock pair (about
+// 15 ns, three per persistent request and round) buys nothing; a count of
+// holders keeps try_lock's answer (false while held, the caller's own hold
+// included: progress() relies on it not to re-enter a table it is in). The
+// level is fixed in MPI_Init_thread, before the application can have a
+// second thread in MPI.
+class ThreadsMutex {
+ public:
+  void lock() {
+    if (engine_serves_threads_now()) {
+      mutex_.lock();
+    } else {
+      ++holders_;
+    }
+  }
+  void unlock() {
+    if (engine_serves_threads_now()) {
+      mutex_.unlock();
+    } else {
+      --holders_;
+    }
+  }
+  bool try_lock() {
+    if (engine_serves_threads_now()) {
+      return mutex_.try_lock();
+    }
+    if (holders_ != 0) {
+      return false;
+    }
+    ++holders_;
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  int holders_ = 0;  // below MPI_THREAD_MULTIPLE only
+};
 
 }  // namespace cumpi::runtime

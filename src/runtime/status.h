@@ -3,6 +3,7 @@
 // extern "C".
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -35,15 +36,25 @@ class [[nodiscard]] Status {
   bool is_ok() const { return code_ == StatusCode::ok; }
   StatusCode code() const { return code_; }
   int mpi_code() const { return mpi_code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return message_ != nullptr ? *message_ : no_message(); }
 
  private:
   Status(StatusCode code, int mpi_code, std::string message)
-      : code_(code), mpi_code_(mpi_code), message_(std::move(message)) {}
+      : code_(code),
+        mpi_code_(mpi_code),
+        message_(message.empty() ? nullptr : std::make_shared<const std::string>(std::move(message))) {}
+
+  static const std::string& no_message() {
+    static const std::string* const empty = new std::string();  // lives until exit
+    return *empty;
+  }
 
   StatusCode code_ = StatusCode::ok;
   int mpi_code_ = 0;
-  std::string message_;
+  // Out of line and shared: a status passes through every layer of every
+  // engine call, and an inline string made each copy of an ok one a call
+  // to memcpy. Only errors carry a message.
+  std::shared_ptr<const std::string> message_;
 };
 
 }  // namespace cumpi
