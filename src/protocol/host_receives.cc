@@ -11,6 +11,7 @@
 #include "protocol/operation_table.h"
 #include "protocol/pull.h"
 #include "protocol/receive_target.h"
+#include "protocol/type_size_cache.h"
 #include "runtime/engine_lock.h"
 #include "runtime/errors.h"
 #include "runtime/log.h"
@@ -298,8 +299,17 @@ void after_leaving_table() {
 
 namespace {
 
-// The bytes (buffer, count, type) may write: [first, last).
+// The bytes (buffer, count, type) may write: [first, last). The type a
+// receive's entry point just looked up, when it lies packed, needs no
+// layout.
 bool receive_bytes(const void* buffer, int count, MPI_Datatype type, std::uintptr_t* first, std::uintptr_t* last) {
+  bool packed = false;
+  long long size = 0;
+  if (count >= 0 && cached_type_packed(type, &packed) && packed && cached_type_size(type, &size)) {
+    *first = reinterpret_cast<std::uintptr_t>(buffer);
+    *last = *first + static_cast<std::uintptr_t>(count) * static_cast<std::uintptr_t>(size);
+    return true;
+  }
   memory::ByteSpan span;
   if (!memory::cached_span(type, count, &span)) {
     return false;
