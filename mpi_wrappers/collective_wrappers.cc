@@ -15,6 +15,8 @@ bool any_on_device(const void* sendbuf, const void* recvbuf) {
   return memory::on_device(sendbuf) || memory::on_device(recvbuf);
 }
 
+// A collective of the seam on host buffers: announced where the
+// communicator's ranks agree on GPU algorithms, then the MPI library's.
 template <typename RealCall>
 int host_seam_call(MPI_Comm comm, const MPI_Request* request, const RealCall& real_call) {
   if (coll::host_calls_announce()) {
