@@ -295,10 +295,6 @@ void after_leaving_table() {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The bytes (buffer, count, type) may write: [first, last). The type a
 // receive's entry point just looked up, when it lies packed, needs no
 // layout.
@@ -349,14 +345,9 @@ bool direct_receive_needs_no_engine() {
 
 int post_direct_receive_now(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                             MPI_Request* request) {
-  std::uintptr_t first = 0;
-  std::uintptr_t last = 0;
-  const bool known = receive_bytes(buffer, count, type, &first, &last);
-  const int rc = real_mpi().Irecv(buffer, count, type, source, tag, comm, request);
-  if (rc == MPI_SUCCESS && known) {
-    table().add(*request, buffer, count, type, comm, first, last);
-  }
-  return rc;
+  bool posted = false;  // always: no envelope may arrive, so no overlap makes it land privately
+  const Status status = post_direct_receive(buffer, count, type, source, tag, comm, request, &posted);
+  return status.is_ok() ? MPI_SUCCESS : status.mpi_code();
 }
 
 Finished finish_direct_receive(MPI_Request request, MPI_Status* status) {

@@ -92,9 +92,10 @@ namespace cumpi::runtime {
 // operations'): a real mutex only while the engine serves several threads.
 // Below MPI_THREAD_MULTIPLE one thread at a time calls MPI, and no thread
 // of cumpi's own touches these tables, so an uncontended lock pair (about
-// 15 ns, three per persistent request and round) buys nothing; a count of
-// holders keeps try_lock's answer (false while held, the caller's own hold
-// included: progress() relies on it not to re-enter a table it is in). The
+// 15 ns, several per host receive or persistent request) buys nothing; a
+// count of holders keeps try_lock's answer (false while held, the caller's
+// own hold included: progress() relies on it not to re-enter a table it is
+// in). The
 // level is fixed in MPI_Init_thread, before the application can have a
 // second thread in MPI.
 class ThreadsMutex {
