@@ -12,8 +12,17 @@ Two variants: "no-cuda" (a process that never loads CUDA, libcumpi.so) and
 machine without a GPU the device memory is the emulation's, libcumpi_emu.so,
 and the process loads no CUDA).
 
-  host_path_compare.py BUILD [--rounds N] [--variants no-cuda,cuda] [--csv FILE]
-                       [--mpirun PATH] [--cores 0,1] [-- host_path_bench arguments]
+--pairs P measures both sides in one process instead (host_path_bench
+--pairs: PMPI_* beside MPI_*, alternating, P pairs per measurement and
+round) and takes the median of the pairs' ratios. That cancels the drift
+between processes that dominates small calls on a shared machine, and
+leaves out what cumpi costs the process as a whole, which the alternating
+runs include. With --pairs the variant "unloaded" is also known: the same
+process without cumpi, both sides plain MPI, whose ratios show the
+method's own spread.
+
+  host_path_compare.py BUILD [--rounds N] [--pairs P] [--variants no-cuda,cuda,unloaded]
+                       [--csv FILE] [--mpirun PATH] [--cores 0,1] [-- host_path_bench arguments]
 """
 
 import argparse
@@ -52,39 +61,70 @@ def run_bench(args, build, preload, bench_args):
     for line in done.stdout.splitlines():
         fields = line.split()
         if len(fields) == 5 and fields[0] == "host":
-            rows[(fields[1], int(fields[2]), fields[3])] = float(fields[4])
+            rows.setdefault((fields[1], int(fields[2]), fields[3]), []).append(float(fields[4]))
+        if len(fields) == 6 and fields[0] == "pair":
+            rows.setdefault((fields[1], int(fields[2]), fields[3]), []).append((float(fields[4]), float(fields[5])))
     return rows
 
 
-def judge(metric, plain, cumpi):
-    """The figure compared with its goal: (ratio or difference, goal text, met)."""
+def figure_of(metric, plain, cumpi):
+    """cumpi against plain MPI: a ratio, or for posting a difference in ns."""
+    if metric == "post_ns":
+        return cumpi - plain
     if metric == "bandwidth_gbs":
-        ratio = cumpi / plain if plain > 0 else 0.0
-        return ratio, ">= %.2f" % BANDWIDTH_GOAL, ratio >= BANDWIDTH_GOAL
+        return cumpi / plain if plain > 0 else 0.0
+    return cumpi / plain if plain > 0 else float("inf")
+
+
+def goal_of(metric, figure):
+    """The goal's text, and whether the figure meets it."""
+    if metric == "bandwidth_gbs":
+        return ">= %.2f" % BANDWIDTH_GOAL, figure >= BANDWIDTH_GOAL
     if metric == "latency_us":
-        ratio = cumpi / plain if plain > 0 else float("inf")
-        return ratio, "<= %.2f" % LATENCY_GOAL, ratio <= LATENCY_GOAL
-    difference = cumpi - plain
-    return difference, "<= +%d ns" % POST_GOAL_NS, difference <= POST_GOAL_NS
+        return "<= %.2f" % LATENCY_GOAL, figure <= LATENCY_GOAL
+    return "<= +%d ns" % POST_GOAL_NS, figure <= POST_GOAL_NS
+
+
+def library_and_args(build, variant, bench_args, gpu):
+    """The library to preload (None: none) and the benchmark's arguments on the cumpi side."""
+    if variant == "unloaded":
+        return None, list(bench_args)
+    if variant == "no-cuda":
+        return os.path.join(build, "src", "libcumpi.so"), list(bench_args)
+    if gpu:
+        return os.path.join(build, "src", "libcumpi.so"), list(bench_args) + ["--cuda-context", "1",
+                                                                              "--device-in-flight", "1"]
+    return os.path.join(build, "src", "libcumpi_emu.so"), list(bench_args) + ["--device-in-flight", "1"]
+
+
+def compare_in_process(args, build, variant, bench_args):
+    gpu = has_gpu()
+    library, side_args = library_and_args(build, variant, bench_args, gpu)
+    side_args += ["--pairs", str(args.pairs)]
+    pairs = {}
+    for round_index in range(args.rounds):
+        for key, values in run_bench(args, build, library or "", side_args).items():
+            pairs.setdefault(key, []).extend(values)
+        sys.stderr.write("host_path_compare: %s round %d of %d done\n" % (variant, round_index + 1, args.rounds))
+    results = []
+    for (case, size, metric), values in sorted(pairs.items(), key=lambda item: (item[0][0], item[0][1])):
+        plain = statistics.median(p for p, _ in values)
+        cumpi = statistics.median(c for _, c in values)
+        figure = statistics.median(figure_of(metric, p, c) for p, c in values)
+        goal, met = goal_of(metric, figure)
+        results.append((variant, case, size, metric, plain, cumpi, figure, goal, met))
+    return results, gpu
 
 
 def compare(args, build, variant, bench_args):
     gpu = has_gpu()
-    library = os.path.join(build, "src", "libcumpi.so")
-    plain_args = list(bench_args)
-    cumpi_args = list(bench_args)
-    if variant == "cuda":
-        if gpu:
-            plain_args += ["--cuda-context", "1"]
-            cumpi_args += ["--cuda-context", "1", "--device-in-flight", "1"]
-        else:
-            library = os.path.join(build, "src", "libcumpi_emu.so")
-            cumpi_args += ["--device-in-flight", "1"]
+    library, cumpi_args = library_and_args(build, variant, bench_args, gpu)
+    plain_args = list(bench_args) + (["--cuda-context", "1"] if variant == "cuda" and gpu else [])
     samples = {}
     for round_index in range(args.rounds):
         for side, preload, side_args in (("plain", "", plain_args), ("cumpi", library, cumpi_args)):
-            for key, value in run_bench(args, build, preload, side_args).items():
-                samples.setdefault(key, {}).setdefault(side, []).append(value)
+            for key, values in run_bench(args, build, preload, side_args).items():
+                samples.setdefault(key, {}).setdefault(side, []).extend(values)
         sys.stderr.write("host_path_compare: %s round %d of %d done\n" % (variant, round_index + 1, args.rounds))
     results = []
     for (case, size, metric), sides in sorted(samples.items(), key=lambda item: (item[0][0], item[0][1])):
@@ -92,14 +132,17 @@ def compare(args, build, variant, bench_args):
             continue
         plain = statistics.median(sides["plain"])
         cumpi = statistics.median(sides["cumpi"])
-        figure, goal, met = judge(metric, plain, cumpi)
+        figure = figure_of(metric, plain, cumpi)
+        goal, met = goal_of(metric, figure)
         results.append((variant, case, size, metric, plain, cumpi, figure, goal, met))
     return results, gpu
 
 
-def print_table(results, gpu, rounds):
-    print("host path, cumpi beside plain MPI (medians of %d alternating rounds; %s)" %
-          (rounds, "GPU machine" if gpu else "no GPU: the cuda variant uses the emulation"))
+def print_table(results, gpu, rounds, pairs):
+    method = ("in one process, median ratio of %d pairs per round over %d rounds" % (pairs, rounds) if pairs
+              else "medians of %d alternating rounds" % rounds)
+    print("host path, cumpi beside plain MPI (%s; %s)" %
+          (method, "GPU machine" if gpu else "no GPU: the cuda variant uses the emulation"))
     header = "%-8s %-18s %10s %-13s %12s %12s %9s %10s %s" % (
         "variant", "case", "bytes", "metric", "plain", "cumpi", "ratio", "goal", "")
     print(header)
@@ -117,6 +160,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("build")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--pairs", type=int, default=0, help="measure in one process, P pairs per round")
     parser.add_argument("--variants", default="no-cuda,cuda")
     parser.add_argument("--csv")
     parser.add_argument("--mpirun", default="mpirun")
@@ -130,9 +174,14 @@ def main():
     results = []
     gpu = False
     for variant in args.variants.split(","):
-        variant_results, gpu = compare(args, build, variant, bench_args)
+        if args.pairs > 0:
+            variant_results, gpu = compare_in_process(args, build, variant, bench_args)
+        elif variant == "unloaded":
+            raise SystemExit("host_path_compare: the unloaded variant needs --pairs")
+        else:
+            variant_results, gpu = compare(args, build, variant, bench_args)
         results += variant_results
-    misses = print_table(results, gpu, args.rounds)
+    misses = print_table(results, gpu, args.rounds, args.pairs)
     if args.csv:
         with open(args.csv, "w", newline="") as out:
             writer = csv.writer(out)
