@@ -205,13 +205,22 @@ if [ "$parts" = multigpu ] || { [ "$parts" = all ] && [ "${gpus:-0}" -ge 2 ]; };
   echo "--- benchmark, one GPU per rank"
   cat "$out/multi_gpu_benchmark.log"
 fi
-# Host buffers with cumpi beside plain MPI, alternating runs: a process that
-# never loads CUDA, and a CUDA process with a device receive in flight.
+# Host buffers with cumpi beside plain MPI: a process that never loads CUDA,
+# and a CUDA process with a device receive in flight. First in one process
+# (PMPI_* beside MPI_*, with the unloaded process as the method's spread),
+# then in alternating processes.
 if [ "$parts" = all ] || [ "$parts" = hostpath ]; then
-  step host_path python3 "$here/bench/host_path_compare.py" "$build" --rounds "${HOST_PATH_ROUNDS:-3}" \
-    --csv "$out/host_path.csv" -- ${HOST_PATH_ARGS:-}
-  echo "--- host path"
-  cat "$out/host_path.log"
+  step host_path_in_process python3 "$here/bench/host_path_compare.py" "$build" --rounds "${HOST_PATH_ROUNDS:-3}" \
+    --pairs "${HOST_PATH_PAIRS:-3}" --variants unloaded,no-cuda,cuda --csv "$out/host_path_in_process.csv" \
+    -- ${HOST_PATH_ARGS:-}
+  echo "--- host path, in one process"
+  cat "$out/host_path_in_process.log"
+  if [ "${HOST_PATH_PROCESSES:-1}" != 0 ]; then
+    step host_path python3 "$here/bench/host_path_compare.py" "$build" --rounds "${HOST_PATH_ROUNDS:-3}" \
+      --csv "$out/host_path.csv" -- ${HOST_PATH_ARGS:-}
+    echo "--- host path, alternating processes"
+    cat "$out/host_path.log"
+  fi
 fi
 if [ "$parts" != tests ] && [ "$parts" != multigpu ] && [ "$parts" != hostpath ] && [ "$parts" != coll ] &&
   [ "$parts" != collbench ] && [ "$parts" != nbcoll ] && [ "$parts" != production ] && [ "$parts" != stress ]; then

@@ -18,14 +18,18 @@ namespace cumpi::protocol {
 namespace {
 
 // A status array the engine can read even when the user passed
-// MPI_STATUS(ES)_IGNORE.
+// MPI_STATUS(ES)_IGNORE; the user's ignore stands when cumpi will not read
+// it (the MPI library then fills no statuses).
 class StatusArray {
  public:
-  StatusArray(MPI_Status* user, int count)
-      : user_(user), local_(user == MPI_STATUSES_IGNORE ? static_cast<std::size_t>(count > 0 ? count : 1) : 0) {}
-  MPI_Status* get() { return user_ == MPI_STATUSES_IGNORE ? local_.data() : user_; }
+  StatusArray(MPI_Status* user, int count, bool cumpi_reads)
+      : replaced_(cumpi_reads && user == MPI_STATUSES_IGNORE),
+        user_(user),
+        local_(replaced_ ? static_cast<std::size_t>(count > 0 ? count : 1) : 0) {}
+  MPI_Status* get() { return replaced_ ? local_.data() : user_; }
 
  private:
+  bool replaced_;
   MPI_Status* user_;
   runtime::InlineArray<MPI_Status, 32> local_;  // most calls: no allocation
 };
@@ -45,6 +49,8 @@ class RequestsBefore {
     for (int i = 0; i < count_; ++i) copy[i] = requests[i];
     handles_ = copy;
     outcomes_of(count_, copy, &outcomes_);
+    may_hold_direct_ = has_direct_receives();
+    may_hold_persistent_ = operations().persistent_count() != 0;
   }
   MPI_Request handle(int i) const { return handles_[i]; }
   // Whether the MPI library freed request i in the call (it is now null
@@ -54,9 +60,18 @@ class RequestsBefore {
     return outcomes_.empty() ? nullptr : outcomes_[static_cast<std::size_t>(i)].get();
   }
   bool any_outcome() const { return !outcomes_.empty(); }
+  // Whether a direct receive, or a persistent request of cumpi's, may be
+  // among them. Decided before the call, once for all of them: what is
+  // registered later is not among these requests.
+  bool may_hold_direct() const { return may_hold_direct_; }
+  bool may_hold_persistent() const { return may_hold_persistent_; }
+  // Whether cumpi has a part in completing any of them.
+  bool may_hold_ours() const { return any_outcome() || may_hold_direct_ || may_hold_persistent_; }
 
  private:
   int count_;
+  bool may_hold_direct_ = false;
+  bool may_hold_persistent_ = false;
   std::array<MPI_Request, 32> inline_;  // most calls: no allocation
   std::vector<MPI_Request> heap_;
   const MPI_Request* handles_ = nullptr;
@@ -70,13 +85,16 @@ Finished finish_one(const RequestsBefore& before, int i, MPI_Status* status) {
   if (const Outcome* outcome = before.outcome(i)) {
     return Finished{true, outcome->comm, outcome->error, outcome->reported};
   }
-  if (has_direct_receives()) {
+  if (before.may_hold_direct()) {
     Finished direct = finish_direct_receive(before.handle(i), status);
     if (direct.ours) {
       return direct;
     }
   }
-  return complete_persistent(before.handle(i), status, before.released(i));
+  if (before.may_hold_persistent()) {
+    return complete_persistent(before.handle(i), status, before.released(i));
+  }
+  return Finished{};
 }
 
 // An error cumpi found, delivered as the MPI library delivers its own:
@@ -107,6 +125,9 @@ Status finish_single(const RequestsBefore& before, int rc, int index, MPI_Status
 // MPI_ERR_IN_STATUS, with every completed status saying how it ended.
 Status finish_many(const RequestsBefore& before, int rc, const int* indices, int completed, MPI_Status* statuses,
                    bool by_position) {
+  if (!before.may_hold_ours()) {
+    return from_mpi(rc);
+  }
   bool failed = false;
   bool all_reported = true;
   MPI_Comm failed_comm = MPI_COMM_NULL;
@@ -164,7 +185,7 @@ Status waitsome_advancing(int incount, MPI_Request requests[], int* outcount, in
 Status test(MPI_Request* request, int* flag, MPI_Status* status) {
   const RequestsBefore before(1, request);
   sweep(before);
-  StatusArray local(status, 1);
+  StatusArray local(status, 1, before.may_hold_ours());
   const int rc = real_mpi().Test(request, flag, local.get());
   return *flag != 0 ? finish_single(before, rc, 0, local.get()) : from_mpi(rc);
 }
@@ -173,7 +194,7 @@ Status wait(MPI_Request* request, MPI_Status* status) {
   if (may_block_in_mpi()) {
     const RequestsBefore before(1, request);
     if (before.any_outcome()) return wait_advancing(request, status);
-    StatusArray local(status, 1);
+    StatusArray local(status, 1, before.may_hold_ours());
     const int rc = real_mpi().Wait(request, local.get());
     return finish_single(before, rc, 0, local.get());
   }
@@ -183,7 +204,7 @@ Status wait(MPI_Request* request, MPI_Status* status) {
 Status testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   const RequestsBefore before(count, requests);
   sweep(before);
-  StatusArray local(statuses, count);
+  StatusArray local(statuses, count, before.may_hold_ours());
   const int rc = real_mpi().Testall(count, requests, flag, local.get());
   return *flag != 0 ? finish_many(before, rc, nullptr, count, local.get(), true) : from_mpi(rc);
 }
@@ -192,7 +213,7 @@ Status waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (may_block_in_mpi()) {
     const RequestsBefore before(count, requests);
     if (before.any_outcome()) return waitall_advancing(count, requests, statuses);
-    StatusArray local(statuses, count);
+    StatusArray local(statuses, count, before.may_hold_ours());
     const int rc = real_mpi().Waitall(count, requests, local.get());
     return finish_many(before, rc, nullptr, count, local.get(), true);
   }
@@ -202,7 +223,7 @@ Status waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 Status testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   const RequestsBefore before(count, requests);
   sweep(before);
-  StatusArray local(status, 1);
+  StatusArray local(status, 1, before.may_hold_ours());
   const int rc = real_mpi().Testany(count, requests, index, flag, local.get());
   return *flag != 0 && *index != MPI_UNDEFINED ? finish_single(before, rc, *index, local.get()) : from_mpi(rc);
 }
@@ -211,7 +232,7 @@ Status waitany(int count, MPI_Request requests[], int* index, MPI_Status* status
   if (may_block_in_mpi()) {
     const RequestsBefore before(count, requests);
     if (before.any_outcome()) return waitany_advancing(count, requests, index, status);
-    StatusArray local(status, 1);
+    StatusArray local(status, 1, before.may_hold_ours());
     const int rc = real_mpi().Waitany(count, requests, index, local.get());
     return *index != MPI_UNDEFINED ? finish_single(before, rc, *index, local.get()) : from_mpi(rc);
   }
@@ -221,7 +242,7 @@ Status waitany(int count, MPI_Request requests[], int* index, MPI_Status* status
 Status testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   const RequestsBefore before(incount, requests);
   sweep(before);
-  StatusArray local(statuses, incount);
+  StatusArray local(statuses, incount, before.may_hold_ours());
   const int rc = real_mpi().Testsome(incount, requests, outcount, indices, local.get());
   const int completed = *outcount == MPI_UNDEFINED ? 0 : *outcount;
   return finish_many(before, rc, indices, completed, local.get(), false);
@@ -278,7 +299,7 @@ Status waitsome(int incount, MPI_Request requests[], int* outcount, int indices[
   if (may_block_in_mpi()) {
     const RequestsBefore before(incount, requests);
     if (before.any_outcome()) return waitsome_advancing(incount, requests, outcount, indices, statuses);
-    StatusArray local(statuses, incount);
+    StatusArray local(statuses, incount, before.may_hold_ours());
     const int rc = real_mpi().Waitsome(incount, requests, outcount, indices, local.get());
     const int completed = *outcount == MPI_UNDEFINED ? 0 : *outcount;
     return finish_many(before, rc, indices, completed, local.get(), false);
@@ -292,7 +313,7 @@ Status request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   } else {
     progress_now_and_then();
   }
-  StatusArray local(status, 1);
+  StatusArray local(status, 1, true);
   const int rc = real_mpi().Request_get_status(request, flag, local.get());
   if (rc != MPI_SUCCESS || *flag == 0) {
     return from_mpi(rc);

@@ -67,30 +67,30 @@ class ReceiveTable {
     publish();
   }
 
-  // Takes the receive of `request` out of the table.
-  bool take(MPI_Request request, DirectReceive* out) {
+  // What a completing call found of a request in the table.
+  enum class Leaving {
+    absent,  // not a direct receive
+    plain,   // gone from the table: plain data nobody examined; *comm set
+    whole,   // gone from the table, copied to *out
+  };
+  // Takes the receive of `request` out of the table when its completion
+  // brought `received` bytes, in one lookup: most completed requests of a
+  // call are not direct receives. A receive whose bytes cannot be an
+  // envelope and that nothing examined needs no more than its communicator.
+  Leaving leave(MPI_Request request, std::size_t received, MPI_Comm* comm, DirectReceive* out) {
     std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
     const std::size_t i = index_of(request);
     if (i == kAbsent) {
-      return false;
+      return Leaving::absent;
     }
-    *out = direct_[i];
-    remove(i);
-    return true;
-  }
-
-  // Takes the receive of `request` out of the table when its completion
-  // brought `received` bytes that cannot be an envelope and nothing
-  // examined it before; *comm is its communicator.
-  bool forget_if_plain(MPI_Request request, std::size_t received, MPI_Comm* comm) {
-    std::lock_guard<runtime::ThreadsMutex> lock(mutex_);
-    const std::size_t i = index_of(request);
-    if (i == kAbsent || direct_[i].examined || may_be_envelope(received)) {
-      return false;
+    const bool plain = !direct_[i].examined && !may_be_envelope(received);
+    if (plain) {
+      *comm = direct_[i].comm;
+    } else {
+      *out = direct_[i];
     }
-    *comm = direct_[i].comm;
     remove(i);
-    return true;
+    return plain ? Leaving::plain : Leaving::whole;
   }
 
   bool find(MPI_Request request, DirectReceive* out) {
@@ -352,15 +352,16 @@ int post_direct_receive_now(void* buffer, int count, MPI_Datatype type, int sour
 
 Finished finish_direct_receive(MPI_Request request, MPI_Status* status) {
   Finished outcome;
-  // Plain data, the common case: nothing to look at.
-  if (table().forget_if_plain(request, status_bytes(*status), &outcome.comm)) {
-    outcome.ours = true;
-    after_leaving_table();
-    return outcome;
-  }
   DirectReceive receive;
-  if (!table().take(request, &receive)) {
-    return outcome;
+  switch (table().leave(request, status_bytes(*status), &outcome.comm, &receive)) {
+    case ReceiveTable::Leaving::absent:
+      return outcome;
+    case ReceiveTable::Leaving::plain:  // the common case: nothing to look at
+      outcome.ours = true;
+      after_leaving_table();
+      return outcome;
+    case ReceiveTable::Leaving::whole:
+      break;
   }
   outcome.ours = true;
   outcome.comm = receive.comm;

@@ -52,13 +52,16 @@ class GeneralizedRequests {
   }
   // The outcomes of `count` requests, under one lock; `out` stays empty when
   // none is cumpi's.
+  // Live requests are few (those of device operations in flight) and the
+  // user's array is scanned once for each, a tight loop of compares.
   void find_all(int count, const MPI_Request* requests, std::vector<OutcomeRef>* out) {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (int i = 0; i < count; ++i) {
-      OutcomeRef found = find_locked(requests[i]);
-      if (found != nullptr) {
+    for (const auto& [handle, outcome] : live_) {
+      for (int i = 0; i < count; ++i) {
+        if (requests[i] != handle) continue;
         out->resize(static_cast<std::size_t>(count));
-        (*out)[static_cast<std::size_t>(i)] = std::move(found);
+        (*out)[static_cast<std::size_t>(i)] = outcome;
+        break;  // a live handle is unique
       }
     }
   }
