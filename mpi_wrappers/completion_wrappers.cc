@@ -7,7 +7,7 @@
 namespace cumpi::wrappers {
 
 using protocol::completion_needs_engine;
-using protocol::has_device_requests;
+using protocol::start_needs_engine;
 
 int intercept_Wait(MPI_Request* request, MPI_Status* status) {
   if (!completion_needs_engine()) {
@@ -84,14 +84,14 @@ int intercept_Request_free(MPI_Request* request) {
 int intercept_Cancel(MPI_Request* request) { return real().Cancel(request); }
 
 int intercept_Start(MPI_Request* request) {
-  if (!has_device_requests()) {
+  if (!start_needs_engine()) {
     return real().Start(request);
   }
   return in_engine(MPI_COMM_WORLD, [=] { return protocol::start(request); });
 }
 
 int intercept_Startall(int count, MPI_Request requests[]) {
-  if (!has_device_requests()) {
+  if (!start_needs_engine()) {
     return real().Startall(count, requests);
   }
   return in_engine(MPI_COMM_WORLD, [=] { return protocol::startall(count, requests); });

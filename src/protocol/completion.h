@@ -22,6 +22,11 @@ inline bool completion_needs_engine() {
   return has_device_requests() || has_direct_receives() || has_generalized_requests();
 }
 
+// MPI_Start(all) goes through cumpi only to start persistent operations of
+// its own: with none (only device operations pending), the requests are all
+// the MPI library's.
+inline bool start_needs_engine() { return has_device_requests() && operations().persistent_count() != 0; }
+
 Status wait(MPI_Request* request, MPI_Status* status);
 Status waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
 Status waitany(int count, MPI_Request requests[], int* index, MPI_Status* status);
