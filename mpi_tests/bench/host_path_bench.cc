@@ -243,10 +243,10 @@ Figures persistent(const Api& api, Timer& timer, std::size_t bytes, std::vector<
   return {{"persistent", "bandwidth_gbs", static_cast<double>(bytes) * kWindow / per_window / 1e9}};
 }
 
-void print(const char* row_kind, const Figures& figures, std::size_t bytes) {
+void print(const Figures& figures, std::size_t bytes) {
   if (g_rank != 0) return;
   for (const Figure& figure : figures) {
-    std::printf("%s %-16s %10zu %-14s %.6g\n", row_kind, figure.name, bytes, figure.metric, figure.value);
+    std::printf("host %-16s %10zu %-14s %.6g\n", figure.name, bytes, figure.metric, figure.value);
   }
 }
 
@@ -264,7 +264,7 @@ template <typename Measurement>
 void report(const Settings& settings, std::size_t bytes, Measurement measurement) {
   Timer timer(settings.seconds);
   if (settings.pairs == 0) {
-    print("host", measurement(kIntercepted, timer), bytes);
+    print(measurement(kIntercepted, timer), bytes);
     return;
   }
   for (int pair = 0; pair < settings.pairs; ++pair) {

@@ -86,9 +86,9 @@ def goal_of(metric, figure):
 
 
 def library_and_args(build, variant, bench_args, gpu):
-    """The library to preload (None: none) and the benchmark's arguments on the cumpi side."""
+    """The library to preload ("": none) and the benchmark's arguments on the cumpi side."""
     if variant == "unloaded":
-        return None, list(bench_args)
+        return "", list(bench_args)
     if variant == "no-cuda":
         return os.path.join(build, "src", "libcumpi.so"), list(bench_args)
     if gpu:
@@ -103,7 +103,7 @@ def compare_in_process(args, build, variant, bench_args):
     side_args += ["--pairs", str(args.pairs)]
     pairs = {}
     for round_index in range(args.rounds):
-        for key, values in run_bench(args, build, library or "", side_args).items():
+        for key, values in run_bench(args, build, library, side_args).items():
             pairs.setdefault(key, []).extend(values)
         sys.stderr.write("host_path_compare: %s round %d of %d done\n" % (variant, round_index + 1, args.rounds))
     results = []

@@ -51,9 +51,9 @@ class GeneralizedRequests {
     return find_locked(request);
   }
   // The outcomes of `count` requests, under one lock; `out` stays empty when
-  // none is cumpi's.
-  // Live requests are few (those of device operations in flight) and the
-  // user's array is scanned once for each, a tight loop of compares.
+  // none is cumpi's. Live requests are few (those of device operations in
+  // flight): the user's array is scanned once for each, a tight loop of
+  // compares.
   void find_all(int count, const MPI_Request* requests, std::vector<OutcomeRef>* out) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [handle, outcome] : live_) {
