@@ -8,7 +8,8 @@
 // communicators (split, dup) used alternately, some ranks on host buffers
 // while others are on device buffers, a communicator freed and made again
 // (--cycles, 1000 by default) without boards, contexts or mappings left
-// behind, and that the GPU algorithm ran unless CUMPI_COLL=staged.
+// behind, and that the GPU algorithm ran unless CUMPI_COLL=staged (across
+// nodes with CUMPI_COLL_HIERARCHY=1: that calls ran in steps).
 #include <dlfcn.h>
 #include <mpi.h>
 
@@ -335,17 +336,18 @@ void same_bits_everywhere(std::size_t count, MPI_Comm comm) {
   CHECK_TRUE(lowest == highest, "the same result bits on every rank");
 }
 
-// Even ranks on host buffers, odd ranks on device buffers, in one call.
-void mixed_ranks(MPI_Comm comm) {
+// Some ranks on host buffers, the others on device buffers, in one call:
+// `host_rank` says which.
+void mixed_ranks(MPI_Comm comm, const char* pattern, bool (*host_rank)(int rank)) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  Checks::instance().set_context("host and device ranks in one call");
+  Checks::instance().set_context(format("host and device ranks in one call (%s)", pattern));
   const std::size_t count = 4099;
   std::vector<int> input(count);
   for (std::size_t i = 0; i < count; ++i) input[i] = static_cast<int>(i) * (rank + 1);
   std::vector<int> expected(count);
   MPI_Allreduce(input.data(), expected.data(), static_cast<int>(count), MPI_INT, MPI_SUM, comm);
-  const Memory memory = rank % 2 == 0 ? Memory::host : Memory::device;
+  const Memory memory = host_rank(rank) ? Memory::host : Memory::device;
   Buffer send(memory, count * sizeof(int));
   Buffer recv(memory, count * sizeof(int));
   send.upload(input.data(), count * sizeof(int));
@@ -367,9 +369,22 @@ void alternating_communicators() {
   for (int round = 0; round < 10; ++round) {
     for (MPI_Comm comm : {MPI_COMM_WORLD, halves, twin}) reductions(t, max, 33 + round, true, comm);
   }
-  mixed_ranks(twin);
+  // Mapped by node over two nodes, the first puts every host rank on one
+  // node, the second one host and one device rank on each.
+  mixed_ranks(twin, "even ranks on the host", [](int rank) { return rank % 2 == 0; });
+  mixed_ranks(twin, "the lower half on the host", [](int rank) { return rank < g_size / 2; });
   MPI_Comm_free(&halves);
   MPI_Comm_free(&twin);
+}
+
+// Whether the world's ranks are on more than one node.
+bool spans_nodes() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  return node_size < g_size;
 }
 
 // A communicator made, used on device buffers and freed, `cycles` times.
@@ -443,6 +458,11 @@ int main(int argc, char** argv) {
     CHECK_TRUE((at_end.on_gpu > at_start.on_gpu) == !staged_only,
                "the GPU algorithm ran %zu calls, the staged one %zu (CUMPI_COLL %s)", at_end.on_gpu - at_start.on_gpu,
                at_end.staged - at_start.staged, forced != nullptr ? forced : "default");
+  }
+  if (under_cumpi() && std::getenv("CUMPI_COLL_HIERARCHY") != nullptr &&
+      std::strcmp(std::getenv("CUMPI_COLL_HIERARCHY"), "1") == 0 && spans_nodes()) {
+    CHECK_TRUE(at_end.hierarchical > at_start.hierarchical, "%zu calls in steps across nodes",
+               at_end.hierarchical - at_start.hierarchical);
   }
   Checks::instance().set_context("end");
   const int result = Checks::instance().finish();

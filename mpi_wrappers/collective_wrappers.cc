@@ -3,6 +3,7 @@
 // algorithm may take through the collective seam (coll/selection.h), the
 // others to the staged path.
 #include "coll/agreement.h"
+#include "coll/hierarchy.h"
 #include "coll/selection.h"
 #include "coll/staged_collectives.h"
 #include "memory/classifier.h"
@@ -25,25 +26,46 @@ int host_seam_call(MPI_Comm comm, const MPI_Request* request, const RealCall& re
   return real_call();
 }
 
-// A collective of the seam (coll/selection.h). Buffers known to be host
-// memory (coll/agreement.h's announcement first, where the communicator's
-// ranks agree on GPU algorithms) go to the MPI library before the call is
-// even described: describing it costs a few hundred bytes of stores, a
-// tenth of an 8-byte Bcast. Otherwise where its buffers lie is asked once,
-// and device buffers go to the engine.
-template <typename DescribeCall, typename RealCall>
-int seam_call(const void* sendbuf, const void* recvbuf, MPI_Comm comm, MPI_Request* request,
-              const DescribeCall& describe, const RealCall& real_call, const char* caller = __builtin_FUNCTION()) {
-  if (__builtin_expect(memory::known_host(sendbuf) && memory::known_host(recvbuf), 1)) {
-    return host_seam_call(comm, request, real_call);
-  }
+// The call as the seam takes it, its buffers located (asked once per call
+// and buffer, DESIGN §2 rule 3).
+template <typename DescribeCall>
+coll::CollectiveCall located_call(const DescribeCall& describe) {
   coll::CollectiveCall call = describe();
   call.send_where = memory::locate(call.sendbuf, call.send_count, call.send_type);
   const bool exchange = call.collective == coll::Collective::allgather || call.collective == coll::Collective::alltoall;
   call.recv_where = exchange ? memory::locate(call.recvbuf, call.recv_count, call.recv_type)
                              : memory::locate(call.recvbuf, call.send_count, call.send_type);
-  if (!memory::is_device(call.send_where) && !memory::is_device(call.recv_where)) {
+  return call;
+}
+
+// A blocking call on host buffers while CUMPI_COLL_HIERARCHY is on: where
+// the hierarchy takes it, every rank must run it in steps, this one too.
+template <typename RealCall>
+int host_call_maybe_in_steps(const coll::CollectiveCall& call, const RealCall& real_call, const char* caller) {
+  bool in_steps = false;
+  const int rc = in_engine(
+      call.comm, [&] { return coll::run_if_hierarchical(call, &in_steps); }, caller);
+  return in_steps ? rc : host_seam_call(call.comm, call.request, real_call);
+}
+
+// A collective of the seam (coll/selection.h). Buffers known to be host
+// memory (coll/agreement.h's announcement first, where the communicator's
+// ranks agree on GPU algorithms) go to the MPI library before the call is
+// even described: describing it costs a few hundred bytes of stores, a
+// tenth of an 8-byte Bcast. Otherwise where its buffers lie is asked once,
+// and device buffers go to the engine. With CUMPI_COLL_HIERARCHY on,
+// blocking calls are described whatever their buffers.
+template <typename DescribeCall, typename RealCall>
+int seam_call(const void* sendbuf, const void* recvbuf, MPI_Comm comm, MPI_Request* request,
+              const DescribeCall& describe, const RealCall& real_call, const char* caller = __builtin_FUNCTION()) {
+  const bool may_go_in_steps = coll::hierarchy_on() && request == nullptr;
+  if (__builtin_expect(memory::known_host(sendbuf) && memory::known_host(recvbuf) && !may_go_in_steps, 1)) {
     return host_seam_call(comm, request, real_call);
+  }
+  const coll::CollectiveCall call = located_call(describe);
+  if (!memory::is_device(call.send_where) && !memory::is_device(call.recv_where)) {
+    return may_go_in_steps ? host_call_maybe_in_steps(call, real_call, caller)
+                           : host_seam_call(comm, request, real_call);
   }
   return in_engine(
       comm, [call] { return coll::run_collective(call); }, caller);

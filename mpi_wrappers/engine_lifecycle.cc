@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "coll/hierarchy.h"
 #include "coll/selection.h"
 #include "memory/classifier.h"
 #include "memory/copy_engine.h"
@@ -45,6 +46,7 @@ void start_engine() {
     if (!opened.is_ok()) {
       CUMPI_LOG(warn, "no private channel (MPI error %d): device messages all go eagerly", opened.mpi_code());
     }
+    coll::set_hierarchy_on(opened.is_ok() && protocol::every_rank_asks_hierarchy());
   }
   runtime::set_entry_state(runtime::kActive, !config().disable);
   CUMPI_LOG(info, "cumpi started (%s device memory)%s", memory::device_memory().name(),
@@ -62,6 +64,7 @@ void stop_engine() {
     std::fprintf(stderr, "%s", stats::format_table(runtime::world_rank()).c_str());
   }
   transport::transports().shutdown_all();
+  coll::set_hierarchy_on(false);
   protocol::close_channel();
   protocol::stop_comm_contexts();
   protocol::forget_node_map();

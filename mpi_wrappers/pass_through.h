@@ -4,6 +4,7 @@
 #pragma once
 
 #include "coll/agreement.h"
+#include "coll/hierarchy.h"
 #include "memory/classifier.h"
 #include "protocol/envelope.h"
 #include "protocol/completion.h"
@@ -18,6 +19,9 @@ using memory::known_host;
 // Collectives of the seam on host buffers announce themselves
 // (coll/agreement.h) while an algorithm that needs agreement is configured.
 using coll::host_calls_announce;
+// MPI_Allreduce and MPI_Bcast on host buffers may go in steps across nodes
+// (coll/hierarchy.h).
+using coll::hierarchy_on;
 
 // No device request exists: start needs nothing of cumpi.
 inline bool no_device_requests() { return !protocol::has_device_requests(); }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "coll/agreement_board.h"
+#include "coll/hierarchy.h"
 #include "coll/nccl_algorithm.h"
 #include "coll/nccl_library.h"
 #include "coll/selection.h"
@@ -68,6 +69,7 @@ int cumpi_get_coll_info(struct cumpi_coll_info* info) {
   const cumpi::coll::NcclCounts nccl = cumpi::coll::nccl_counts();
   info->nccl_made = nccl.made;
   info->nccl_destroyed = nccl.destroyed;
+  info->hierarchical = cumpi::coll::hierarchical_calls();
   return 0;
 }
 

@@ -63,6 +63,8 @@ struct cumpi_coll_info {
   size_t boards_released; /**< boards released with their communicators */
   size_t nccl_made;       /**< NCCL communicators made (at the first nccl call on a communicator) */
   size_t nccl_destroyed;  /**< NCCL communicators destroyed with their communicators */
+  size_t hierarchical;    /**< calls run in steps across nodes (CUMPI_COLL_HIERARCHY), host buffers too; their
+                               steps count again above */
 };
 
 /** @brief Fills `info`; returns 0. */

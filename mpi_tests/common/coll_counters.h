@@ -9,7 +9,7 @@
 namespace cumpi_test {
 
 struct CollInfo {
-  std::size_t on_gpu, staged, boards_made, boards_released, nccl_made, nccl_destroyed;
+  std::size_t on_gpu, staged, boards_made, boards_released, nccl_made, nccl_destroyed, hierarchical;
 };
 
 inline bool under_cumpi() { return dlsym(RTLD_DEFAULT, "cumpi_get_coll_info") != nullptr; }

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "coll/agreement.h"
+#include "coll/hierarchy.h"
 #include "coll/ipc_algorithm.h"
 #include "coll/nccl_algorithm.h"
 #include "coll/staged_algorithm.h"
@@ -238,7 +239,11 @@ Selection& selection() {
 }
 
 Status run_collective(CollectiveCall call) {
-  Status status;
+  bool in_steps = false;
+  Status status = run_if_hierarchical(call, &in_steps);
+  if (in_steps) {
+    return status;
+  }
   const std::shared_ptr<protocol::CommContext> context = protocol::context_of(call.comm, &status);
   if (context == nullptr) {
     return status;

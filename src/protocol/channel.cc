@@ -12,6 +12,7 @@
 #include "protocol/short_envelope.h"
 #include "runtime/config.h"
 #include "runtime/errors.h"
+#include "runtime/log.h"
 #include "runtime/real_mpi.h"
 
 namespace cumpi::protocol {
@@ -20,6 +21,12 @@ namespace {
 
 Channel g_channel;
 bool g_open = false;
+bool g_hierarchy = false;
+
+// The bits of a rank's settings in the exchange at MPI_Init.
+constexpr int kTakesShortEnvelopes = 1;
+constexpr int kAsksHierarchy = 2;
+
 std::atomic<std::uint64_t> g_next_id{1};
 
 std::uint64_t random_cookie() {
@@ -52,14 +59,22 @@ Status open_channel() {
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
   }
-  // Whether each rank takes short envelopes (its own CUMPI_SHORT_ENVELOPES:
-  // senders follow the receiver's choice).
+  // Each rank's own settings that the others must know: whether it takes
+  // short envelopes (senders follow the receiver's choice) and whether it
+  // asks for hierarchical collectives (on only where every rank asks).
   const int size = world_size(mpi);
-  const int takes_short_here = config().short_envelopes ? 1 : 0;
-  std::vector<int> takes_short(static_cast<std::size_t>(size));
-  rc = mpi.Allgather(&takes_short_here, 1, MPI_INT, takes_short.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  const int settings_here = (config().short_envelopes ? kTakesShortEnvelopes : 0) |
+                            (config().coll_hierarchy ? kAsksHierarchy : 0);
+  std::vector<int> settings(static_cast<std::size_t>(size));
+  rc = mpi.Allgather(&settings_here, 1, MPI_INT, settings.data(), 1, MPI_INT, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) {
     return from_mpi(rc);
+  }
+  std::vector<int> takes_short(static_cast<std::size_t>(size));
+  bool every_rank_asks_hierarchy = true;
+  for (std::size_t rank = 0; rank < settings.size(); ++rank) {
+    takes_short[rank] = (settings[rank] & kTakesShortEnvelopes) != 0 ? 1 : 0;
+    every_rank_asks_hierarchy = every_rank_asks_hierarchy && (settings[rank] & kAsksHierarchy) != 0;
   }
   int* tag_upper_bound = nullptr;
   int found = 0;
@@ -70,7 +85,11 @@ Status open_channel() {
       (found != 0 && tag_upper_bound != nullptr) ? std::max(1, (*tag_upper_bound - 1) / kTagsPerMessage) : 10922;
   g_channel = opened;
   g_open = true;
-  set_short_watchers(takes_short_here != 0, takes_short.data(), size);
+  set_short_watchers(config().short_envelopes, takes_short.data(), size);
+  g_hierarchy = every_rank_asks_hierarchy;
+  if (config().coll_hierarchy && !every_rank_asks_hierarchy) {
+    CUMPI_LOG(warn, "CUMPI_COLL_HIERARCHY is set here but not on every rank: collectives are not hierarchical");
+  }
   start_grants(size);
   learn_truncated_count();
   return Status::ok();
@@ -80,12 +99,15 @@ void close_channel() {
   if (g_open) {
     stop_grants();
     set_short_watchers(false, nullptr, 0);
+    g_hierarchy = false;
     real_mpi().Comm_free(&g_channel.comm);
     g_open = false;
   }
 }
 
 bool channel_open() { return g_open; }
+
+bool every_rank_asks_hierarchy() { return g_hierarchy; }
 
 const Channel& channel() { return g_channel; }
 

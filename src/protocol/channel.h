@@ -27,6 +27,9 @@ Status open_channel();
 // At MPI_Finalize, after the last device operation.
 void close_channel();
 bool channel_open();
+// Whether every rank of the job set CUMPI_COLL_HIERARCHY (learnt at
+// MPI_Init with the channel; false before and after).
+bool every_rank_asks_hierarchy();
 const Channel& channel();
 
 // A new id for a rendezvous message of this rank (unique among its

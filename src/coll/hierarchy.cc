@@ -1,0 +1,275 @@
+#include "coll/hierarchy.h"
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "coll/agreement.h"
+#include "coll/selection.h"
+#include "memory/classifier.h"
+#include "protocol/node_map.h"
+#include "runtime/engine_lock.h"
+#include "runtime/errors.h"
+#include "runtime/log.h"
+#include "runtime/real_mpi.h"
+
+namespace cumpi::coll {
+
+namespace {
+
+constexpr const char* kStateName = "coll.hierarchy";
+std::atomic<std::uint64_t> g_calls{0};
+
+// The communicators of the steps, made at the first call in steps on a
+// communicator, which every rank of it makes (the choice is the same on
+// every rank), and freed with it.
+class HierarchyState final : public protocol::CommState {
+ public:
+  ~HierarchyState() override {
+    for (MPI_Comm* comm : {&node, &leaders}) {
+      if (*comm != MPI_COMM_NULL) {
+        real_mpi().Comm_free(comm);
+      }
+    }
+  }
+  int rank = -1;
+  MPI_Comm node = MPI_COMM_NULL;     // this rank's node's ranks of the communicator, in rank order
+  int node_size = 0;
+  MPI_Comm leaders = MPI_COMM_NULL;  // the lowest rank of every node, in rank order; null on the others
+  std::vector<int> local_rank;       // each rank's, on its node's communicator
+  std::vector<int> node_index;       // each rank's node's leader, as a rank of `leaders`
+  bool said[2] = {false, false};     // the choice logged: Allreduce, Bcast
+};
+
+// Where every rank of the communicator is, from the job's node map: the
+// same on every rank.
+void learn_layout(const protocol::CommContext& context, HierarchyState* state) {
+  const auto size = static_cast<std::size_t>(context.size());
+  std::vector<int> nodes(size);
+  std::vector<int> seen_nodes;
+  std::vector<int> seen_ranks;
+  state->local_rank.assign(size, 0);
+  state->node_index.assign(size, 0);
+  for (std::size_t rank = 0; rank < size; ++rank) {
+    nodes[rank] = protocol::node_of(context.world_rank(static_cast<int>(rank)));
+    std::size_t index = 0;
+    while (index < seen_nodes.size() && seen_nodes[index] != nodes[rank]) {
+      ++index;
+    }
+    if (index == seen_nodes.size()) {
+      seen_nodes.push_back(nodes[rank]);
+      seen_ranks.push_back(0);
+    }
+    state->node_index[rank] = static_cast<int>(index);
+    state->local_rank[rank] = seen_ranks[index]++;
+  }
+  const auto own = static_cast<std::size_t>(state->rank);
+  state->node_size = seen_ranks[static_cast<std::size_t>(state->node_index[own])];
+}
+
+Status split(MPI_Comm comm, int color, int key, MPI_Comm* made) {
+  const int rc = real_mpi().Comm_split(comm, color, key, made);
+  if (rc != MPI_SUCCESS) {
+    return Status::mpi(rc);
+  }
+  // A step's error comes back to the user's call, reported through the
+  // user's communicator's handler.
+  if (*made != MPI_COMM_NULL) {
+    real_mpi().Comm_set_errhandler(*made, MPI_ERRORS_RETURN);
+  }
+  return Status::ok();
+}
+
+// The state of the communicator, made by its first call in steps, which
+// every rank of it makes; null with the error where it could not be made.
+HierarchyState* state_of(protocol::CommContext& context, MPI_Comm comm, Status* status) {
+  if (auto* state = static_cast<HierarchyState*>(context.state(kStateName))) {
+    return state;
+  }
+  auto state = std::make_unique<HierarchyState>();
+  const int rc = real_mpi().Comm_rank(comm, &state->rank);
+  if (rc != MPI_SUCCESS) {
+    *status = Status::mpi(rc);
+    return nullptr;
+  }
+  learn_layout(context, state.get());
+  const auto own = static_cast<std::size_t>(state->rank);
+  *status = split(comm, state->node_index[own], state->rank, &state->node);
+  if (status->is_ok()) {
+    *status = split(comm, state->local_rank[own] == 0 ? 0 : MPI_UNDEFINED, state->rank, &state->leaders);
+  }
+  if (!status->is_ok()) {
+    return nullptr;
+  }
+  CUMPI_LOG(debug, "hierarchy of a communicator of %d ranks: %d on this node, %s", context.size(), state->node_size,
+            state->leaders != MPI_COMM_NULL ? "its leader" : "not its leader");
+  HierarchyState* made = state.get();
+  context.set_state(kStateName, std::move(state));
+  return made;
+}
+
+// Whether the call goes in steps, from what every rank shares only: the
+// communicator's nodes and the call's matching arguments. The MPI library
+// reports bad arguments (declined here) in its own call.
+bool takes(const protocol::CommContext& context, const CollectiveCall& call) {
+  if (call.request != nullptr || context.inter() || context.nodes() < 2 || context.nodes() >= context.size()) {
+    return false;
+  }
+  const MPI_Datatype type = call.send_type;
+  int type_bytes = 0;
+  if (call.send_count <= 0 || real_mpi().Type_size(type, &type_bytes) != MPI_SUCCESS || type_bytes <= 0) {
+    return false;  // nothing to move (the bytes of a signature are the same on every rank), or a bad type
+  }
+  switch (call.collective) {
+    case Collective::allreduce: {
+      // Steps reduce in another order than the ranks': only where the op
+      // allows any.
+      int commutative = 0;
+      return real_mpi().Op_commutative(call.op, &commutative) == MPI_SUCCESS && commutative != 0;
+    }
+    case Collective::bcast:
+      return call.root >= 0 && call.root < context.size();
+    default:
+      return false;
+  }
+}
+
+void log_once(const protocol::CommContext& context, const CollectiveCall& call, HierarchyState* state) {
+  bool& said = state->said[call.collective == Collective::allreduce ? 0 : 1];
+  if (said || !log::enabled(log::Level::info)) {
+    return;
+  }
+  said = true;
+  CUMPI_LOG(info,
+            "%s on a communicator of %d ranks on %d nodes takes the hierarchy: within each node (this one %d "
+            "ranks), between the nodes' leaders, within each node",
+            collective_name(call.collective), context.size(), context.nodes(), state->node_size);
+}
+
+// One step on a communicator of the hierarchy: a call of the seam there.
+// Host buffers announce themselves and go to the MPI library, as the entry
+// points send them; device buffers choose their algorithm on that
+// communicator (ipc within a node, staged between the leaders).
+Status run_step(const CollectiveCall& step) {
+  if (memory::is_device(step.send_where) || memory::is_device(step.recv_where)) {
+    return run_collective(step);
+  }
+  announce_host_call(step.comm, true);
+  const int rc = runtime::with_engine_released([&] {
+    switch (step.collective) {
+      case Collective::reduce:
+        return real_mpi().Reduce(step.sendbuf, step.recvbuf, step.send_count, step.send_type, step.op, step.root,
+                                 step.comm);
+      case Collective::allreduce:
+        return real_mpi().Allreduce(step.sendbuf, step.recvbuf, step.send_count, step.send_type, step.op,
+                                    step.comm);
+      default:
+        return real_mpi().Bcast(step.recvbuf, step.send_count, step.send_type, step.root, step.comm);
+    }
+  });
+  return from_mpi(rc);
+}
+
+// Reduce to each node's leader, Allreduce among the leaders in place,
+// Bcast from each node's leader: every rank ends with the leaders' result.
+Status allreduce_in_steps(const CollectiveCall& call, const HierarchyState& state) {
+  const bool leader = state.leaders != MPI_COMM_NULL;
+  const bool in_place = call.sendbuf == MPI_IN_PLACE;
+  if (state.node_size > 1) {
+    CollectiveCall within = call;
+    within.collective = Collective::reduce;
+    within.comm = state.node;
+    within.root = 0;
+    if (in_place && !leader) {
+      // A rank's input is in its receive buffer, which MPI_Reduce ignores
+      // off the root.
+      within.sendbuf = call.recvbuf;
+      within.send_where = call.recv_where;
+      within.recvbuf = nullptr;
+      within.recv_where = memory::kHostMemory;
+    }
+    Status status = run_step(within);
+    if (!status.is_ok()) {
+      return status;
+    }
+  }
+  if (leader) {
+    CollectiveCall between = call;
+    between.comm = state.leaders;
+    between.sendbuf = state.node_size > 1 || in_place ? MPI_IN_PLACE : call.sendbuf;
+    between.send_where = between.sendbuf == MPI_IN_PLACE ? memory::kHostMemory : call.send_where;
+    Status status = run_step(between);
+    if (!status.is_ok()) {
+      return status;
+    }
+  }
+  if (state.node_size == 1) {
+    return Status::ok();
+  }
+  CollectiveCall back = call;
+  back.collective = Collective::bcast;
+  back.comm = state.node;
+  back.root = 0;
+  back.sendbuf = nullptr;
+  back.send_where = memory::kHostMemory;
+  return run_step(back);
+}
+
+// Bcast within the root's node where the root is not its leader, between
+// the leaders from the root's node's, within every node the data has not
+// reached yet.
+Status bcast_in_steps(const CollectiveCall& call, const HierarchyState& state) {
+  const auto root = static_cast<std::size_t>(call.root);
+  const auto own = static_cast<std::size_t>(state.rank);
+  const bool roots_node = state.node_index[own] == state.node_index[root];
+  const bool root_leads = state.local_rank[root] == 0;
+  CollectiveCall step = call;
+  if (roots_node && !root_leads) {
+    step.comm = state.node;
+    step.root = state.local_rank[root];
+    Status status = run_step(step);
+    if (!status.is_ok()) {
+      return status;
+    }
+  }
+  if (state.leaders != MPI_COMM_NULL) {
+    step.comm = state.leaders;
+    step.root = state.node_index[root];
+    Status status = run_step(step);
+    if (!status.is_ok()) {
+      return status;
+    }
+  }
+  if ((roots_node && !root_leads) || state.node_size == 1) {
+    return Status::ok();
+  }
+  step.comm = state.node;
+  step.root = 0;
+  return run_step(step);
+}
+
+}  // namespace
+
+Status run_if_hierarchical(const CollectiveCall& call, bool* taken) {
+  *taken = false;
+  if (!hierarchy_on()) {
+    return Status::ok();
+  }
+  Status status;
+  protocol::CommContext* context = protocol::kept_context_of(call.comm, &status);
+  if (context == nullptr || !takes(*context, call)) {
+    return Status::ok();  // the MPI library's own call reports a bad communicator
+  }
+  *taken = true;
+  HierarchyState* state = state_of(*context, call.comm, &status);
+  if (state == nullptr) {
+    return status;
+  }
+  log_once(*context, call, state);
+  g_calls.fetch_add(1, std::memory_order_relaxed);
+  return call.collective == Collective::allreduce ? allreduce_in_steps(call, *state) : bcast_in_steps(call, *state);
+}
+
+std::uint64_t hierarchical_calls() { return g_calls.load(std::memory_order_relaxed); }
+
+}  // namespace cumpi::coll

@@ -1,0 +1,38 @@
+// Hierarchical collectives across nodes (CUMPI_COLL_HIERARCHY, DESIGN §5):
+// MPI_Allreduce and MPI_Bcast on a communicator whose ranks span several
+// nodes, some holding two or more of them, run as collectives of the seam
+// within each node (ipc where that node's buffers are all on a device) and
+// one between the nodes' leaders (staged).
+//
+// A rank passing host buffers would otherwise hand the call to the MPI
+// library on the whole communicator, where a hierarchical rank never comes;
+// so the hierarchy is taken by every rank, host buffers too, decided from
+// facts every rank shares: the setting (on only where every rank of the job
+// asked for it, learnt at MPI_Init), the communicator's nodes, and the
+// call's matching arguments.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "coll/algorithm.h"
+#include "runtime/status.h"
+
+namespace cumpi::coll {
+
+// Whether blocking seam calls on host buffers must ask run_if_hierarchical
+// first: set at MPI_Init where every rank of the job asked for it, cleared
+// at MPI_Finalize. Read by the entry points' pass-through tests.
+inline std::atomic<bool> g_hierarchy_on{false};
+inline bool hierarchy_on() { return g_hierarchy_on.load(std::memory_order_relaxed); }
+inline void set_hierarchy_on(bool on) { g_hierarchy_on.store(on, std::memory_order_relaxed); }
+
+// Runs a blocking call of the seam in steps where the hierarchy takes it
+// (*taken true), else leaves it to the caller (*taken false, ok). Every
+// rank of the communicator decides alike. The call's buffers are located.
+Status run_if_hierarchical(const CollectiveCall& call, bool* taken);
+
+// Calls run in steps so far (cumpi_get_coll_info).
+std::uint64_t hierarchical_calls();
+
+}  // namespace cumpi::coll
