@@ -41,30 +41,17 @@ class HierarchyState final : public protocol::CommState {
   bool said[2] = {false, false};     // the choice logged: Allreduce, Bcast
 };
 
-// Where every rank of the communicator is, from the job's node map: the
-// same on every rank.
+// Where every rank of the communicator is, from the job's node map.
 void learn_layout(const protocol::CommContext& context, HierarchyState* state) {
-  const auto size = static_cast<std::size_t>(context.size());
-  std::vector<int> nodes(size);
-  std::vector<int> seen_nodes;
-  std::vector<int> seen_ranks;
-  state->local_rank.assign(size, 0);
-  state->node_index.assign(size, 0);
-  for (std::size_t rank = 0; rank < size; ++rank) {
+  std::vector<int> nodes(static_cast<std::size_t>(context.size()));
+  for (std::size_t rank = 0; rank < nodes.size(); ++rank) {
     nodes[rank] = protocol::node_of(context.world_rank(static_cast<int>(rank)));
-    std::size_t index = 0;
-    while (index < seen_nodes.size() && seen_nodes[index] != nodes[rank]) {
-      ++index;
-    }
-    if (index == seen_nodes.size()) {
-      seen_nodes.push_back(nodes[rank]);
-      seen_ranks.push_back(0);
-    }
-    state->node_index[rank] = static_cast<int>(index);
-    state->local_rank[rank] = seen_ranks[index]++;
   }
+  HierarchyLayout layout = layout_of(nodes);
   const auto own = static_cast<std::size_t>(state->rank);
-  state->node_size = seen_ranks[static_cast<std::size_t>(state->node_index[own])];
+  state->node_size = layout.node_sizes[static_cast<std::size_t>(layout.node_index[own])];
+  state->local_rank = std::move(layout.local_rank);
+  state->node_index = std::move(layout.node_index);
 }
 
 Status split(MPI_Comm comm, int color, int key, MPI_Comm* made) {
@@ -249,6 +236,24 @@ Status bcast_in_steps(const CollectiveCall& call, const HierarchyState& state) {
 }
 
 }  // namespace
+
+HierarchyLayout layout_of(const std::vector<int>& node_of_rank) {
+  HierarchyLayout layout;
+  std::vector<int> nodes;  // by node_index: the node's name in the map
+  for (const int node : node_of_rank) {
+    std::size_t index = 0;
+    while (index < nodes.size() && nodes[index] != node) {
+      ++index;  // nodes are few: a scan beats a map
+    }
+    if (index == nodes.size()) {
+      nodes.push_back(node);
+      layout.node_sizes.push_back(0);
+    }
+    layout.node_index.push_back(static_cast<int>(index));
+    layout.local_rank.push_back(layout.node_sizes[index]++);
+  }
+  return layout;
+}
 
 Status run_if_hierarchical(const CollectiveCall& call, bool* taken) {
   *taken = false;

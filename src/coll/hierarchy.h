@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "coll/algorithm.h"
 #include "runtime/status.h"
@@ -31,6 +32,15 @@ inline void set_hierarchy_on(bool on) { g_hierarchy_on.store(on, std::memory_ord
 // (*taken true), else leaves it to the caller (*taken false, ok). Every
 // rank of the communicator decides alike. The call's buffers are located.
 Status run_if_hierarchical(const CollectiveCall& call, bool* taken);
+
+// Where the ranks of a communicator lie, from each rank's node: the same on
+// every rank, so that the steps' communicators and roots are.
+struct HierarchyLayout {
+  std::vector<int> local_rank;  // each rank's among its node's ranks, in rank order
+  std::vector<int> node_index;  // each rank's node, nodes numbered in the order of their lowest ranks
+  std::vector<int> node_sizes;  // by node_index
+};
+HierarchyLayout layout_of(const std::vector<int>& node_of_rank);
 
 // Calls run in steps so far (cumpi_get_coll_info).
 std::uint64_t hierarchical_calls();
