@@ -12,6 +12,7 @@
 #include "coll/nccl_library.h"
 #include "coll/selection.h"
 #include "memory/copy_kernel_ptx.h"
+#include "protocol/channel.h"
 #include "protocol/comm_context.h"
 #include "runtime/config.h"
 #include "runtime/engine_lock.h"
@@ -81,6 +82,15 @@ int cumpi_set_coll(const char* algorithms) {
   }
   const cumpi::runtime::EngineEntry entry;
   cumpi::coll::selection().configure(parsed->names);
+  return 0;
+}
+
+int cumpi_set_coll_hierarchy(int on) {
+  const cumpi::runtime::EngineEntry entry;
+  if (!cumpi::protocol::channel_open()) {
+    return -1;
+  }
+  cumpi::coll::set_hierarchy_on(on != 0);
   return 0;
 }
 

@@ -80,6 +80,17 @@ CUMPI_PUBLIC int cumpi_get_coll_info(struct cumpi_coll_info* info);
  */
 CUMPI_PUBLIC int cumpi_set_coll(const char* algorithms);
 
+/**
+ * @brief Turns the hierarchical MPI_Allreduce and MPI_Bcast across nodes
+ *        (CUMPI_COLL_HIERARCHY) on (1) or off (0) for the calls that follow.
+ *
+ * Every rank of the job must make the same call at the same point of its
+ * sequence of collectives: ranks that disagree wait for each other forever.
+ * @return 0, or -1 before MPI_Init or after MPI_Finalize (nothing changes
+ *         then).
+ */
+CUMPI_PUBLIC int cumpi_set_coll_hierarchy(int on);
+
 /** @brief One CUMPI_* setting as this process's environment gives it now. */
 struct cumpi_setting {
   const char* name;    /**< "CUMPI_LOG" */

@@ -2,7 +2,8 @@
 // MPI_Allreduce (MPI_FLOAT, MPI_SUM), MPI_Bcast, MPI_Allgather and MPI_Reduce,
 // and of MPI_Iallreduce and MPI_Ibcast each started and waited for, from 8 bytes to --max, on device buffers with each
 // of --routes (CUMPI_COLL lists, switched between with cumpi_set_coll on every rank at once: nccl, ipc, staged, or
-// "default" for the configured list), and on host buffers (route "host": the MPI library's own) beside them. A route
+// "default" for the configured list, "hierarchy" for it with Allreduce and Bcast in steps across nodes), and on host
+// buffers (route "host": the MPI library's own; "host_hierarchy": in steps) beside them. A route
 // names what is asked for: where it declines a call (ipc below CUMPI_COLL_IPC_COPY_MIN, nccl on a shared GPU), the next
 // algorithm runs. Prints a table (the slowest rank's time per call); --csv FILE writes it.
 //
@@ -176,8 +177,24 @@ void print(const std::vector<Row>& rows, const Settings& settings, int size) {
 }
 
 // Asks cumpi for `route`'s algorithms; false where it cannot (no cumpi).
+// cumpi_set_coll_hierarchy when cumpi is there.
+bool set_hierarchy(bool on) {
+  using Function = int (*)(int);
+  static auto* function = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, "cumpi_set_coll_hierarchy"));
+  return function != nullptr && function(on ? 1 : 0) == 0;
+}
+
+// Routes "hierarchy" and "host_hierarchy": the configured list, and the MPI
+// library's own on host buffers, with Allreduce and Bcast in steps across
+// nodes (CUMPI_COLL_HIERARCHY).
+bool in_steps(const std::string& route) { return route == "hierarchy" || route == "host_hierarchy"; }
+bool on_host(const std::string& route) { return route == "host" || route == "host_hierarchy"; }
+
 bool use_route(const std::string& route, const char* configured) {
-  return set_algorithms(route == "default" ? configured : route.c_str());
+  const bool steps = in_steps(route);
+  if (!set_hierarchy(steps) && steps) return false;
+  if (on_host(route)) return true;
+  return set_algorithms(route == "default" || steps ? configured : route.c_str());
 }
 
 }  // namespace
@@ -198,8 +215,8 @@ int main(int argc, char** argv) {
       const long iterations =
           iterations_for(settings, bytes * (collective == "allgather" ? static_cast<std::size_t>(size) : 1));
       for (const std::string& route : settings.routes) {
-        const bool host = route == "host";
-        if (!host && !use_route(route, configured.c_str())) continue;
+        const bool host = on_host(route);
+        if (!use_route(route, configured.c_str()) && route != "host") continue;
         const double seconds = measure(collective, host ? Memory::host : Memory::device, bytes, size, iterations);
         rows.push_back({collective, route, bytes, iterations, seconds * 1e6});
         if (rank == 0) {
