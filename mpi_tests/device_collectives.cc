@@ -450,6 +450,11 @@ int main(int argc, char** argv) {
   for (std::size_t count : {0, 1, 7}) exchanges(count, true, MPI_COMM_WORLD);
   alternating_communicators();
   communicator_churn(cycles);
+  // Used and left to MPI_Finalize, which releases what cumpi keeps for it
+  // (across nodes in steps: communicators of its own, freed there).
+  MPI_Comm left_to_finalize;
+  MPI_Comm_dup(MPI_COMM_WORLD, &left_to_finalize);
+  reductions(double_case, {MPI_MIN, "MIN"}, 4099, true, left_to_finalize);
   Checks::instance().set_context("algorithms");
   const CollInfo at_end = coll_info();
   const char* forced = std::getenv("CUMPI_COLL");

@@ -203,8 +203,13 @@ Status start_comm_contexts() {
 // still alive at MPI_Finalize are never freed; their contexts go with the
 // process). What must not outlive MPI is each algorithm's state.
 void stop_comm_contexts() {
-  for (CommContext* context : g_live) {
-    context->release_states();
+  // Releasing one context's state may free communicators of cumpi's own
+  // (the hierarchy's), whose contexts then leave g_live.
+  const std::vector<CommContext*> live(g_live.begin(), g_live.end());
+  for (CommContext* context : live) {
+    if (g_live.count(context) != 0) {
+      context->release_states();
+    }
   }
   if (g_world != nullptr) {
     g_world->release_states();
