@@ -464,8 +464,8 @@ int main(int argc, char** argv) {
                "the GPU algorithm ran %zu calls, the staged one %zu (CUMPI_COLL %s)", at_end.on_gpu - at_start.on_gpu,
                at_end.staged - at_start.staged, forced != nullptr ? forced : "default");
   }
-  if (under_cumpi() && std::getenv("CUMPI_COLL_HIERARCHY") != nullptr &&
-      std::strcmp(std::getenv("CUMPI_COLL_HIERARCHY"), "1") == 0 && spans_nodes()) {
+  const char* hierarchy = std::getenv("CUMPI_COLL_HIERARCHY");
+  if (under_cumpi() && hierarchy != nullptr && std::strcmp(hierarchy, "1") == 0 && spans_nodes()) {
     CHECK_TRUE(at_end.hierarchical > at_start.hierarchical, "%zu calls in steps across nodes",
                at_end.hierarchical - at_start.hierarchical);
   }

@@ -58,14 +58,16 @@ int host_call_maybe_in_steps(const coll::CollectiveCall& call, const RealCall& r
 template <typename DescribeCall, typename RealCall>
 int seam_call(const void* sendbuf, const void* recvbuf, MPI_Comm comm, MPI_Request* request,
               const DescribeCall& describe, const RealCall& real_call, const char* caller = __builtin_FUNCTION()) {
-  const bool may_go_in_steps = coll::hierarchy_on() && request == nullptr;
-  if (__builtin_expect(memory::known_host(sendbuf) && memory::known_host(recvbuf) && !may_go_in_steps, 1)) {
+  // Which collective this is, and so whether it may go in steps, is known
+  // only once it is described.
+  const bool describe_host_calls = coll::hierarchy_on() && request == nullptr;
+  if (__builtin_expect(memory::known_host(sendbuf) && memory::known_host(recvbuf) && !describe_host_calls, 1)) {
     return host_seam_call(comm, request, real_call);
   }
   const coll::CollectiveCall call = located_call(describe);
   if (!memory::is_device(call.send_where) && !memory::is_device(call.recv_where)) {
-    return may_go_in_steps ? host_call_maybe_in_steps(call, real_call, caller)
-                           : host_seam_call(comm, request, real_call);
+    return coll::may_go_in_steps(call) ? host_call_maybe_in_steps(call, real_call, caller)
+                                       : host_seam_call(comm, request, real_call);
   }
   return in_engine(
       comm, [call] { return coll::run_collective(call); }, caller);

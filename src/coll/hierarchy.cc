@@ -95,11 +95,11 @@ HierarchyState* state_of(protocol::CommContext& context, MPI_Comm comm, Status* 
   return made;
 }
 
-// Whether the call goes in steps, from what every rank shares only: the
-// communicator's nodes and the call's matching arguments. The MPI library
+// Whether a call that may_go_in_steps does, from what every rank shares
+// only: the communicator's nodes and the call's matching arguments. The MPI library
 // reports bad arguments (declined here) in its own call.
 bool takes(const protocol::CommContext& context, const CollectiveCall& call) {
-  if (call.request != nullptr || context.inter() || context.nodes() < 2 || context.nodes() >= context.size()) {
+  if (context.inter() || context.nodes() < 2 || context.nodes() >= context.size()) {
     return false;
   }
   const MPI_Datatype type = call.send_type;
@@ -107,18 +107,13 @@ bool takes(const protocol::CommContext& context, const CollectiveCall& call) {
   if (call.send_count <= 0 || real_mpi().Type_size(type, &type_bytes) != MPI_SUCCESS || type_bytes <= 0) {
     return false;  // nothing to move (the bytes of a signature are the same on every rank), or a bad type
   }
-  switch (call.collective) {
-    case Collective::allreduce: {
-      // Steps reduce in another order than the ranks': only where the op
-      // allows any.
-      int commutative = 0;
-      return real_mpi().Op_commutative(call.op, &commutative) == MPI_SUCCESS && commutative != 0;
-    }
-    case Collective::bcast:
-      return call.root >= 0 && call.root < context.size();
-    default:
-      return false;
+  if (call.collective == Collective::bcast) {
+    return call.root >= 0 && call.root < context.size();
   }
+  // An Allreduce: steps reduce in another order than the ranks', so only
+  // where the op allows any.
+  int commutative = 0;
+  return real_mpi().Op_commutative(call.op, &commutative) == MPI_SUCCESS && commutative != 0;
 }
 
 void log_once(const protocol::CommContext& context, const CollectiveCall& call, HierarchyState* state) {
@@ -257,7 +252,7 @@ HierarchyLayout layout_of(const std::vector<int>& node_of_rank) {
 
 Status run_if_hierarchical(const CollectiveCall& call, bool* taken) {
   *taken = false;
-  if (!hierarchy_on()) {
+  if (!may_go_in_steps(call)) {
     return Status::ok();
   }
   Status status;

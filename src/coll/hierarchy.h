@@ -28,6 +28,13 @@ inline std::atomic<bool> g_hierarchy_on{false};
 inline bool hierarchy_on() { return g_hierarchy_on.load(std::memory_order_relaxed); }
 inline void set_hierarchy_on(bool on) { g_hierarchy_on.store(on, std::memory_order_relaxed); }
 
+// The calls that may go in steps while it is on: blocking MPI_Allreduce
+// and MPI_Bcast. Whether one does depends on its communicator too.
+inline bool may_go_in_steps(const CollectiveCall& call) {
+  return call.request == nullptr && (call.collective == Collective::allreduce || call.collective == Collective::bcast) &&
+         hierarchy_on();
+}
+
 // Runs a blocking call of the seam in steps where the hierarchy takes it
 // (*taken true), else leaves it to the caller (*taken false, ok). Every
 // rank of the communicator decides alike. The call's buffers are located.
