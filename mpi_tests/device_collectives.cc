@@ -357,6 +357,125 @@ void mixed_ranks(MPI_Comm comm, const char* pattern, bool (*host_rank)(int rank)
     recv.download(got.data(), count * sizeof(int));
     CHECK_TRUE(got == expected, "round %d: the sum", round);
   }
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  for (int root : {0, size - 1}) {
+    Buffer reduced(memory, count * sizeof(int));
+    reduced.upload(input.data(), count * sizeof(int));  // not the sum: it must be overwritten at the root
+    // Off the root the receive buffer is ignored: NULL, as codes pass it.
+    MPI_Reduce(send.data(), rank == root ? reduced.data() : nullptr, static_cast<int>(count), MPI_INT, MPI_SUM,
+               root, comm);
+    std::vector<int> got(count);
+    reduced.download(got.data(), count * sizeof(int));
+    if (rank == root) CHECK_TRUE(got == expected, "Reduce to root %d: the sum", root);
+    recv.upload(rank == root ? expected.data() : input.data(), count * sizeof(int));
+    MPI_Bcast(recv.data(), static_cast<int>(count), MPI_INT, root, comm);
+    recv.download(got.data(), count * sizeof(int));
+    CHECK_TRUE(got == expected, "Bcast from root %d", root);
+  }
+}
+
+// The sum of elements of reduce_with_holes' type: two ints each, 8 bytes
+// before and 4 after the element's address, 16 apart.
+void add_pairs_with_holes(void* in, void* inout, int* length, MPI_Datatype*) {
+  for (int e = 0; e < *length; ++e) {
+    for (std::ptrdiff_t at : {-8, 4}) {
+      int value = 0;
+      int sum = 0;
+      std::memcpy(&value, static_cast<char*>(in) + 16 * e + at, sizeof(int));
+      std::memcpy(&sum, static_cast<char*>(inout) + 16 * e + at, sizeof(int));
+      sum += value;
+      std::memcpy(static_cast<char*>(inout) + 16 * e + at, &sum, sizeof(int));
+    }
+  }
+}
+
+// A Reduce (a commutative op of the user's) of a type with holes and a
+// negative lower bound: the partial results a node's representative keeps
+// between the steps span the same layout. Bytes outside the type map stay
+// as they were at the root.
+void reduce_with_holes(MPI_Comm comm, const char* pattern, bool (*host_rank)(int rank)) {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  Checks::instance().set_context(format("Reduce of a type with holes (%s)", pattern));
+  const int blocks[2] = {1, 1};
+  const MPI_Aint displacements[2] = {-8, 4};
+  MPI_Datatype pair_type, element;
+  MPI_Type_create_hindexed(2, blocks, displacements, MPI_INT, &pair_type);
+  MPI_Type_create_resized(pair_type, -8, 16, &element);
+  MPI_Type_commit(&element);
+  const std::size_t count = 1001;
+  const std::size_t ints = count * 4;  // 16 bytes an element; the buffer's address is 8 bytes in
+  std::vector<int> input(ints, -7);
+  std::vector<int> expected(ints, -7);
+  const int ranks_sum = size * (size + 1) / 2;
+  for (std::size_t e = 0; e < count; ++e) {
+    for (std::size_t at : {e * 4, e * 4 + 3}) {  // -8 and +4 bytes from element e's address (8 bytes in)
+      input[at] = static_cast<int>(at) * (rank + 1);
+      expected[at] = static_cast<int>(at) * ranks_sum;
+    }
+  }
+  const Memory memory = host_rank(rank) ? Memory::host : Memory::device;
+  Buffer send(memory, ints * sizeof(int));
+  Buffer recv(memory, ints * sizeof(int));
+  send.upload(input.data(), ints * sizeof(int));
+  const int root = size - 1;
+  recv.upload(input.data(), ints * sizeof(int));
+  MPI_Op sum;
+  MPI_Op_create(add_pairs_with_holes, 1, &sum);
+  MPI_Reduce(static_cast<char*>(send.data()) + 8, rank == root ? static_cast<char*>(recv.data()) + 8 : nullptr,
+             static_cast<int>(count), element, sum, root, comm);
+  MPI_Op_free(&sum);
+  if (rank == root) {
+    std::vector<int> got(ints);
+    recv.download(got.data(), ints * sizeof(int));
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < ints; ++i) differing += got[i] != expected[i] ? 1 : 0;
+    CHECK_TRUE(differing == 0, "every int of the receive buffer (%zu differ)", differing);
+  }
+  MPI_Type_free(&element);
+  MPI_Type_free(&pair_type);
+}
+
+int g_handler_calls = 0;
+void count_handler_calls(MPI_Comm*, int*, ...) { ++g_handler_calls; }
+
+// A Reduce that the MPI library refuses (where it does: Open MPI has no
+// predefined op on a derived type) reports as the MPI library does, through
+// the communicator's own handler, once: the oracle is PMPI_Reduce, which
+// cumpi does not interpose, on host buffers.
+void errors_as_plain_mpi(MPI_Comm comm, bool device) {
+  Checks::instance().set_context(format("a refused Reduce on %s", device ? "device" : "host"));
+  MPI_Comm own;
+  MPI_Comm_dup(comm, &own);
+  MPI_Errhandler counting;
+  MPI_Comm_create_errhandler(count_handler_calls, &counting);
+  MPI_Comm_set_errhandler(own, counting);
+  MPI_Datatype pair;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  const std::size_t count = 64;
+  std::vector<int> host_send(2 * count, 1), host_recv(2 * count, 0);
+  g_handler_calls = 0;
+  const int plain = PMPI_Reduce(host_send.data(), host_recv.data(), static_cast<int>(count), pair, MPI_SUM, 0, own);
+  const int plain_calls = g_handler_calls;
+  Buffer send(memory_of(device), host_send.size() * sizeof(int));
+  Buffer recv(memory_of(device), host_recv.size() * sizeof(int));
+  send.upload(host_send.data(), host_send.size() * sizeof(int));
+  g_handler_calls = 0;
+  const int got = MPI_Reduce(send.data(), recv.data(), static_cast<int>(count), pair, MPI_SUM, 0, own);
+  int plain_class = MPI_SUCCESS;
+  int got_class = MPI_SUCCESS;
+  MPI_Error_class(plain, &plain_class);
+  MPI_Error_class(got, &got_class);
+  CHECK_TRUE(got_class == plain_class, "error class %d, as plain MPI's %d", got_class, plain_class);
+  CHECK_TRUE(g_handler_calls == plain_calls, "the communicator's handler ran %d times, as with plain MPI (%d)",
+             g_handler_calls, plain_calls);
+  MPI_Type_free(&pair);
+  MPI_Errhandler_free(&counting);
+  MPI_Comm_free(&own);
 }
 
 // Allreduces alternating between the world, a split and a duplicate.
@@ -373,6 +492,10 @@ void alternating_communicators() {
   // node, the second one host and one device rank on each.
   mixed_ranks(twin, "even ranks on the host", [](int rank) { return rank % 2 == 0; });
   mixed_ranks(twin, "the lower half on the host", [](int rank) { return rank < g_size / 2; });
+  reduce_with_holes(twin, "every rank on the device", [](int) { return false; });
+  reduce_with_holes(twin, "even ranks on the host", [](int rank) { return rank % 2 == 0; });
+  errors_as_plain_mpi(twin, false);
+  errors_as_plain_mpi(twin, true);
   MPI_Comm_free(&halves);
   MPI_Comm_free(&twin);
 }

@@ -6,6 +6,7 @@
 #include "coll/selection.h"
 #include "memory/classifier.h"
 #include "memory/copy_engine.h"
+#include "memory/device_scratch.h"
 #include "memory/staging_pool.h"
 #include "mpi_wrappers/large_count_types.h"
 #include "protocol/channel.h"
@@ -69,6 +70,7 @@ void stop_engine() {
   protocol::stop_comm_contexts();
   protocol::forget_node_map();
   memory::staging_pool().clear();
+  memory::device_scratch().clear();
   memory::copy_engine().shutdown();
 }
 

@@ -1,12 +1,15 @@
 #include "coll/hierarchy.h"
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "coll/agreement.h"
 #include "coll/selection.h"
 #include "memory/classifier.h"
+#include "memory/device_memory.h"
+#include "memory/device_scratch.h"
 #include "protocol/node_map.h"
 #include "runtime/engine_lock.h"
 #include "runtime/errors.h"
@@ -31,14 +34,22 @@ class HierarchyState final : public protocol::CommState {
         real_mpi().Comm_free(comm);
       }
     }
+    for (auto& [root, comm] : representatives) {
+      if (comm != MPI_COMM_NULL) {
+        real_mpi().Comm_free(&comm);
+      }
+    }
   }
   int rank = -1;
   MPI_Comm node = MPI_COMM_NULL;     // this rank's node's ranks of the communicator, in rank order
   int node_size = 0;
   MPI_Comm leaders = MPI_COMM_NULL;  // the lowest rank of every node, in rank order; null on the others
+  // By a root that does not lead its node: that root and the other nodes'
+  // leaders, in node order (null where this rank is none of them).
+  std::map<int, MPI_Comm> representatives;
   std::vector<int> local_rank;       // each rank's, on its node's communicator
-  std::vector<int> node_index;       // each rank's node's leader, as a rank of `leaders`
-  bool said[2] = {false, false};     // the choice logged: Allreduce, Bcast
+  std::vector<int> node_index;       // each rank's node, numbered as the leaders are ranked in `leaders`
+  bool said[3] = {false, false, false};  // the choice logged: Allreduce, Bcast, Reduce
 };
 
 // Where every rank of the communicator is, from the job's node map.
@@ -52,6 +63,19 @@ void learn_layout(const protocol::CommContext& context, HierarchyState* state) {
   state->node_size = layout.node_sizes[static_cast<std::size_t>(layout.node_index[own])];
   state->local_rank = std::move(layout.local_rank);
   state->node_index = std::move(layout.node_index);
+}
+
+// A step's MPI calls are on a communicator of cumpi's own, which returns
+// errors: the MPI library's error is reported through the user's
+// communicator by the call that took the steps.
+Status to_report_on_user_comm(Status status) {
+  if (status.code() != StatusCode::mpi_error) {
+    return status;
+  }
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int length = 0;
+  real_mpi().Error_string(status.mpi_code(), text, &length);
+  return Status::mpi_returned(status.mpi_code(), std::string("a step across nodes failed: ") + text);
 }
 
 Status split(MPI_Comm comm, int color, int key, MPI_Comm* made) {
@@ -107,24 +131,27 @@ bool takes(const protocol::CommContext& context, const CollectiveCall& call) {
   if (call.send_count <= 0 || real_mpi().Type_size(type, &type_bytes) != MPI_SUCCESS || type_bytes <= 0) {
     return false;  // nothing to move (the bytes of a signature are the same on every rank), or a bad type
   }
-  if (call.collective == Collective::bcast) {
-    return call.root >= 0 && call.root < context.size();
+  if (call.collective != Collective::allreduce && (call.root < 0 || call.root >= context.size())) {
+    return false;
   }
-  // An Allreduce: steps reduce in another order than the ranks', so only
-  // where the op allows any.
+  if (call.collective == Collective::bcast) {
+    return true;
+  }
+  // Steps reduce in another order than the ranks', so only where the op
+  // allows any.
   int commutative = 0;
   return real_mpi().Op_commutative(call.op, &commutative) == MPI_SUCCESS && commutative != 0;
 }
 
 void log_once(const protocol::CommContext& context, const CollectiveCall& call, HierarchyState* state) {
-  bool& said = state->said[call.collective == Collective::allreduce ? 0 : 1];
+  bool& said = state->said[call.collective == Collective::allreduce ? 0 : call.collective == Collective::bcast ? 1 : 2];
   if (said || !log::enabled(log::Level::info)) {
     return;
   }
   said = true;
   CUMPI_LOG(info,
-            "%s on a communicator of %d ranks on %d nodes takes the hierarchy: within each node (this one %d "
-            "ranks), between the nodes' leaders, within each node",
+            "%s on a communicator of %d ranks on %d nodes takes the hierarchy: steps within each node (this "
+            "one %d ranks) and between one rank per node",
             collective_name(call.collective), context.size(), context.nodes(), state->node_size);
 }
 
@@ -134,7 +161,7 @@ void log_once(const protocol::CommContext& context, const CollectiveCall& call, 
 // communicator (ipc within a node, staged between the leaders).
 Status run_step(const CollectiveCall& step) {
   if (memory::is_device(step.send_where) || memory::is_device(step.recv_where)) {
-    return run_collective(step);
+    return to_report_on_user_comm(run_collective(step));
   }
   announce_host_call(step.comm, true);
   const int rc = runtime::with_engine_released([&] {
@@ -149,7 +176,7 @@ Status run_step(const CollectiveCall& step) {
         return real_mpi().Bcast(step.recvbuf, step.send_count, step.send_type, step.root, step.comm);
     }
   });
-  return from_mpi(rc);
+  return to_report_on_user_comm(from_mpi(rc));
 }
 
 // Reduce to each node's leader, Allreduce among the leaders in place,
@@ -197,37 +224,156 @@ Status allreduce_in_steps(const CollectiveCall& call, const HierarchyState& stat
   return run_step(back);
 }
 
-// Bcast within the root's node where the root is not its leader, between
-// the leaders from the root's node's, within every node the data has not
-// reached yet.
-Status bcast_in_steps(const CollectiveCall& call, const HierarchyState& state) {
-  const auto root = static_cast<std::size_t>(call.root);
-  const auto own = static_cast<std::size_t>(state.rank);
-  const bool roots_node = state.node_index[own] == state.node_index[root];
-  const bool root_leads = state.local_rank[root] == 0;
-  CollectiveCall step = call;
-  if (roots_node && !root_leads) {
-    step.comm = state.node;
-    step.root = state.local_rank[root];
-    Status status = run_step(step);
-    if (!status.is_ok()) {
-      return status;
-    }
-  }
-  if (state.leaders != MPI_COMM_NULL) {
-    step.comm = state.leaders;
-    step.root = state.node_index[root];
-    Status status = run_step(step);
-    if (!status.is_ok()) {
-      return status;
-    }
-  }
-  if ((roots_node && !root_leads) || state.node_size == 1) {
+// The communicator of one rank per node for a call with this root: the
+// root for its node, the leader for every other (`leaders` where the root
+// leads its node), ranked by node; made at the first such call, which every
+// rank makes. Null where this rank is none of them.
+Status representatives_of(MPI_Comm comm, int root, HierarchyState* state, MPI_Comm* made) {
+  const auto own = static_cast<std::size_t>(state->rank);
+  const auto root_at = static_cast<std::size_t>(root);
+  if (state->local_rank[root_at] == 0) {
+    *made = state->leaders;
     return Status::ok();
   }
-  step.comm = state.node;
-  step.root = 0;
+  if (auto found = state->representatives.find(root); found != state->representatives.end()) {
+    *made = found->second;
+    return Status::ok();
+  }
+  const bool roots_node = state->node_index[own] == state->node_index[root_at];
+  const bool represents = roots_node ? state->rank == root : state->local_rank[own] == 0;
+  Status status = split(comm, represents ? 0 : MPI_UNDEFINED, state->node_index[own], made);
+  if (status.is_ok()) {
+    state->representatives[root] = *made;
+  }
+  return status;
+}
+
+// This rank's node's representative for a call with this root, as a rank
+// of `node`.
+int node_root(const HierarchyState& state, int root) {
+  const auto root_at = static_cast<std::size_t>(root);
+  const bool roots_node = state.node_index[static_cast<std::size_t>(state.rank)] == state.node_index[root_at];
+  return roots_node ? state.local_rank[root_at] : 0;
+}
+
+// Bcast among the nodes' representatives from the root, then within every
+// node from its representative.
+Status bcast_in_steps(const CollectiveCall& call, HierarchyState* state) {
+  MPI_Comm representatives = MPI_COMM_NULL;
+  Status status = representatives_of(call.comm, call.root, state, &representatives);
+  if (!status.is_ok()) {
+    return status;
+  }
+  CollectiveCall step = call;
+  if (representatives != MPI_COMM_NULL) {
+    step.comm = representatives;
+    step.root = state->node_index[static_cast<std::size_t>(call.root)];
+    status = run_step(step);
+    if (!status.is_ok() || state->node_size == 1) {
+      return status;
+    }
+  }
+  step.comm = state->node;
+  step.root = node_root(*state, call.root);
   return run_step(step);
+}
+
+// Room for `count` elements of `type` (any lower bound and extent), host
+// memory or scratch device memory in the context of `like`.
+class PartialResult {
+ public:
+  Status make(int count, MPI_Datatype type, const memory::PointerInfo& like) {
+    MPI_Count lb = 0;
+    MPI_Count extent = 0;
+    MPI_Count true_lb = 0;
+    MPI_Count true_extent = 0;
+    if (const int rc = real_mpi().Type_get_extent_x(type, &lb, &extent); rc != MPI_SUCCESS) {
+      return from_mpi(rc);
+    }
+    if (const int rc = real_mpi().Type_get_true_extent_x(type, &true_lb, &true_extent); rc != MPI_SUCCESS) {
+      return from_mpi(rc);
+    }
+    const MPI_Count stride = static_cast<MPI_Count>(count - 1) * extent;
+    const MPI_Count lowest = true_lb + (stride < 0 ? stride : 0);
+    const auto bytes = static_cast<std::size_t>(true_extent + (stride < 0 ? -stride : stride));
+    char* block = nullptr;
+    if (memory::is_device(like)) {
+      Status status = device_.acquire(bytes, like);
+      if (!status.is_ok()) {
+        return status;
+      }
+      block = static_cast<char*>(device_.device());
+    } else {
+      host_.resize(bytes);
+      block = host_.data();
+    }
+    data_ = block - lowest;
+    where_ = memory::is_device(like) ? memory::device_memory().query(block) : memory::kHostMemory;
+    return Status::ok();
+  }
+  void* data() const { return data_; }
+  const memory::PointerInfo& where() const { return where_; }
+
+ private:
+  memory::ScratchLease device_;
+  std::vector<char> host_;
+  char* data_ = nullptr;
+  memory::PointerInfo where_;
+};
+
+// Reduce within each node to its representative, then among the
+// representatives to the root. A representative other than the root holds
+// its node's partial result in memory of cumpi's own, on the device where
+// its input is.
+Status reduce_in_steps(const CollectiveCall& call, HierarchyState* state) {
+  MPI_Comm representatives = MPI_COMM_NULL;
+  Status status = representatives_of(call.comm, call.root, state, &representatives);
+  if (!status.is_ok()) {
+    return status;
+  }
+  const bool is_root = state->rank == call.root;
+  const bool in_place = call.sendbuf == MPI_IN_PLACE;  // only the root may pass it
+  const void* input = in_place ? call.recvbuf : call.sendbuf;
+  const memory::PointerInfo& input_where = in_place ? call.recv_where : call.send_where;
+  PartialResult partial;
+  const void* node_result = input;  // what this rank takes to the representatives
+  memory::PointerInfo node_result_where = input_where;
+  if (state->node_size > 1) {
+    CollectiveCall within = call;
+    within.comm = state->node;
+    within.root = node_root(*state, call.root);
+    if (representatives != MPI_COMM_NULL && !is_root) {
+      status = partial.make(call.send_count, call.send_type, input_where);
+      if (!status.is_ok()) {
+        return status;
+      }
+      within.recvbuf = partial.data();
+      within.recv_where = partial.where();
+      node_result = partial.data();
+      node_result_where = partial.where();
+    } else if (!is_root) {
+      within.recvbuf = nullptr;  // ignored off the root
+      within.recv_where = memory::kHostMemory;
+    }
+    status = run_step(within);
+    if (!status.is_ok() || representatives == MPI_COMM_NULL) {
+      return status;
+    }
+  }
+  CollectiveCall between = call;
+  between.comm = representatives;
+  between.root = state->node_index[static_cast<std::size_t>(call.root)];
+  if (is_root) {
+    const bool reduced_here = state->node_size > 1 || in_place;
+    between.sendbuf = reduced_here ? MPI_IN_PLACE : call.sendbuf;
+    between.send_where = reduced_here ? memory::kHostMemory : call.send_where;
+  } else {
+    between.sendbuf = node_result;
+    between.send_where = node_result_where;
+    between.recvbuf = nullptr;
+    between.recv_where = memory::kHostMemory;
+  }
+  return run_step(between);
 }
 
 }  // namespace
@@ -267,7 +413,14 @@ Status run_if_hierarchical(const CollectiveCall& call, bool* taken) {
   }
   log_once(*context, call, state);
   g_calls.fetch_add(1, std::memory_order_relaxed);
-  return call.collective == Collective::allreduce ? allreduce_in_steps(call, *state) : bcast_in_steps(call, *state);
+  switch (call.collective) {
+    case Collective::allreduce:
+      return allreduce_in_steps(call, *state);
+    case Collective::bcast:
+      return bcast_in_steps(call, state);
+    default:
+      return reduce_in_steps(call, state);
+  }
 }
 
 std::uint64_t hierarchical_calls() { return g_calls.load(std::memory_order_relaxed); }

@@ -1,5 +1,5 @@
 // Hierarchical collectives across nodes (CUMPI_COLL_HIERARCHY, DESIGN §5):
-// MPI_Allreduce and MPI_Bcast on a communicator whose ranks span several
+// MPI_Allreduce, MPI_Reduce and MPI_Bcast on a communicator whose ranks span several
 // nodes, some holding two or more of them, run as collectives of the seam
 // within each node (ipc where that node's buffers are all on a device) and
 // one between the nodes' leaders (staged).
@@ -28,10 +28,12 @@ inline std::atomic<bool> g_hierarchy_on{false};
 inline bool hierarchy_on() { return g_hierarchy_on.load(std::memory_order_relaxed); }
 inline void set_hierarchy_on(bool on) { g_hierarchy_on.store(on, std::memory_order_relaxed); }
 
-// The calls that may go in steps while it is on: blocking MPI_Allreduce
-// and MPI_Bcast. Whether one does depends on its communicator too.
+// The calls that may go in steps while it is on: blocking MPI_Allreduce,
+// MPI_Reduce and MPI_Bcast. Whether one does depends on its communicator too.
 inline bool may_go_in_steps(const CollectiveCall& call) {
-  return call.request == nullptr && (call.collective == Collective::allreduce || call.collective == Collective::bcast) &&
+  return call.request == nullptr &&
+         (call.collective == Collective::allreduce || call.collective == Collective::reduce ||
+          call.collective == Collective::bcast) &&
          hierarchy_on();
 }
 

@@ -114,6 +114,26 @@ class CudaDeviceMemory final : public DeviceMemory {
     return CUMPI_CUDA_CALL(cuda_driver(), cuMemHostRegister, host, bytes, CU_MEMHOSTREGISTER_PORTABLE);
   }
 
+  Status allocate(std::size_t bytes, const PointerInfo& owner, void** device) override {
+    ScopedContext scope(cuda_driver(), owner.context);
+    if (!scope.status().is_ok()) {
+      return scope.status();
+    }
+    CUdeviceptr allocation = 0;
+    Status status = CUMPI_CUDA_CALL(cuda_driver(), cuMemAlloc, &allocation, bytes);
+    *device = status.is_ok() ? reinterpret_cast<void*>(allocation) : nullptr;
+    return status;
+  }
+
+  // Fails harmlessly where the application destroyed the context meanwhile
+  // (its allocations went with it).
+  void free_allocation(void* device, const PointerInfo& owner) override {
+    ScopedContext scope(cuda_driver(), owner.context);
+    if (scope.status().is_ok()) {
+      cuda_driver().CUMPI_CUDA_FIELD(cuMemFree)(reinterpret_cast<CUdeviceptr>(device));
+    }
+  }
+
   void unpin(void* host) override {
     // Fails harmlessly when the application reset the device meanwhile: the
     // registration went with the context, the memory itself is ours.

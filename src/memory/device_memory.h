@@ -53,6 +53,11 @@ class DeviceMemory {
   // not fatal: the memory stays usable, copies are slower.
   virtual Status pin(void* host, std::size_t bytes, const PointerInfo& owner) = 0;
   virtual void unpin(void* host) = 0;
+  // `bytes` of device memory of cumpi's own in owner's context (a
+  // collective's intermediate results; device_scratch.h keeps them), and
+  // their release. Never a new context.
+  virtual Status allocate(std::size_t bytes, const PointerInfo& owner, void** device) = 0;
+  virtual void free_allocation(void* device, const PointerInfo& owner) = 0;
   // The UUID of device ordinal `device` (the same GPU has the same UUID in
   // every process, whatever its CUDA_VISIBLE_DEVICES); false where it cannot
   // be had (the emulation backend has none).

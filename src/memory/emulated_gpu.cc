@@ -150,6 +150,12 @@ class EmulatedGpu final : public DeviceMemory, public CopyEngine {
 
   Status pin(void*, std::size_t, const PointerInfo&) override { return Status::ok(); }
   void unpin(void*) override {}
+  Status allocate(std::size_t bytes, const PointerInfo&, void** device) override {
+    *device = allocate(bytes);
+    return *device != nullptr ? Status::ok()
+                              : Status::error(StatusCode::cuda_error, "cuMemAlloc failed: out of memory (emulated)");
+  }
+  void free_allocation(void* device, const PointerInfo&) override { release(device); }
   void shutdown() override {}
 
   void* allocate(std::size_t bytes) {

@@ -11,6 +11,7 @@ int mpi_error_class(StatusCode code) {
   switch (code) {
     case StatusCode::ok: return MPI_SUCCESS;
     case StatusCode::mpi_error: return MPI_ERR_OTHER;
+    case StatusCode::mpi_error_returned: return MPI_ERR_OTHER;
     case StatusCode::bad_buffer: return MPI_ERR_BUFFER;
     case StatusCode::bad_communicator: return MPI_ERR_COMM;
     case StatusCode::bad_count: return MPI_ERR_COUNT;
@@ -39,6 +40,10 @@ void log_failure(const Status& status, const char* call) {
   }
 }
 
+bool carries_mpi_code(const Status& status) {
+  return status.code() == StatusCode::mpi_error || status.code() == StatusCode::mpi_error_returned;
+}
+
 }  // namespace
 
 int request_error_code(const Status& status) {
@@ -46,7 +51,7 @@ int request_error_code(const Status& status) {
     return MPI_SUCCESS;
   }
   log_failure(status, "");
-  return status.code() == StatusCode::mpi_error ? status.mpi_code() : mpi_error_class(status.code());
+  return carries_mpi_code(status) ? status.mpi_code() : mpi_error_class(status.code());
 }
 
 int report(const Status& status, MPI_Comm comm, const char* mpi_call) {
@@ -56,7 +61,7 @@ int report(const Status& status, MPI_Comm comm, const char* mpi_call) {
   if (status.code() == StatusCode::mpi_error) {
     return status.mpi_code();
   }
-  const int code = mpi_error_class(status.code());
+  const int code = carries_mpi_code(status) ? status.mpi_code() : mpi_error_class(status.code());
   const std::string name(mpi_call);
   const std::string prefix = "intercept_";
   const std::string call = name.rfind(prefix, 0) == 0 ? "MPI_" + name.substr(prefix.size()) : name;

@@ -22,7 +22,8 @@ int request_error_code(const Status& status);
 // MPI_SUCCESS for ok; the MPI library's code for mpi_error (its handler has
 // already run); otherwise logs the message, prefixed with the MPI call
 // (`intercept_Send` or `MPI_Send` both give "MPI_Send"), invokes comm's
-// error handler and returns the class.
+// error handler and returns the code: the MPI library's for
+// mpi_error_returned, else the class of cumpi's error.
 int report(const Status& status, MPI_Comm comm, const char* mpi_call);
 
 }  // namespace cumpi

@@ -12,6 +12,8 @@ namespace cumpi {
 enum class StatusCode {
   ok,
   mpi_error,     // an MPI call failed; the MPI library already ran the error handler
+  mpi_error_returned,  // an MPI call failed on a communicator of cumpi's own, whose handler returns:
+                       // the user's communicator's has yet to run
   bad_buffer,    // a buffer argument cannot be used (outside its allocation, ...)
   bad_communicator,  // a communicator argument that is not one (MPI_COMM_NULL, ...)
   bad_count,     // a count cumpi cannot carry (MPI_ERR_COUNT)
@@ -29,6 +31,11 @@ class [[nodiscard]] Status {
   Status() = default;
   static Status ok() { return Status(); }
   static Status mpi(int mpi_code) { return Status(StatusCode::mpi_error, mpi_code, {}); }
+  // The MPI library's error `mpi_code` from a call on a communicator of
+  // cumpi's own, to be reported through the user's communicator.
+  static Status mpi_returned(int mpi_code, std::string message) {
+    return Status(StatusCode::mpi_error_returned, mpi_code, std::move(message));
+  }
   static Status error(StatusCode code, std::string message) {
     return Status(code, 0, std::move(message));
   }
