@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # two_hosts.sh [--expect-ipc] [--across ROUTE] [--expect TEXT] MPIRUN LIBRARY PROGRAM [ARGS...]:
 # runs PROGRAM on 4 ranks over two test hosts on this machine
-# (../shared/TEST_HOSTS.md: network namespaces joined by a veth pair, Open
-# MPI launching through an rsh agent), mapped by node so that neighbouring
+# (../shared/TEST_HOSTS.md: network namespaces joined by a veth pair, or
+# hostnames alone over loopback where namespaces cannot be had; Open MPI
+# launching through an rsh agent), mapped by node so that neighbouring
 # ranks are on different nodes; CUDA IPC must decline between them and ROUTE
 # (ucx or staged; ucx by default in builds with UCX) carry large device
 # messages across. Every CUMPI_* and UCX_* variable set here goes to the
@@ -30,7 +31,8 @@ make_test_hosts
 hosts_limit=${TWO_HOSTS_LIMIT:-600}
 
 log=$hosts_work/log
-CUMPI_LOG=info mpirun_across "$mpirun" 2 -x LD_PRELOAD="$library" "$@" 2>&1 | tee "$log"
+echo "test hosts: $hosts_kind" > "$log"
+CUMPI_LOG=info mpirun_across "$mpirun" 2 -x LD_PRELOAD="$library" "$@" 2>&1 | tee -a "$log"
 status=${PIPESTATUS[0]}
 [ "$status" = 0 ] || { echo "FAILED: the program exited with $status"; exit 1; }
 case $across in

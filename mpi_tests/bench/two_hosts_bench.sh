@@ -27,7 +27,7 @@ bytes=${TWO_HOSTS_BENCH_BYTES:-67108864}  # the largest size, where the ratios a
 
 UCX_TLS=tcp in_h2_background "timeout 120 ucx_perftest > $out/perftest_server.log 2>&1"
 sleep 2
-UCX_TLS=tcp in_h1 "ucx_perftest 10.77.0.2 -t tag_bw -s $bytes -n 20" > "$out/perftest.log" 2>&1
+UCX_TLS=tcp in_h1 "ucx_perftest $h2_address -t tag_bw -s $bytes -n 20" > "$out/perftest.log" 2>&1
 wait
 # Final: iterations, overhead 50%/average/overall, bandwidth (MB/s) average, overall, ...
 ucx_floor=$(awk '/^Final:/ {printf "%.3f", $6 / 1000}' "$out/perftest.log")
