@@ -73,6 +73,6 @@ mpirun_across() {  # mpirun_across MPIRUN PER_HOST ARGS...
   shift 2
   for name in $(compgen -e | grep -E '^(CUMPI|UCX)_'); do forwarded+=" -x $name"; done
   in_h1 "$mpirun --allow-run-as-root --oversubscribe --host h1:$per_host,h2:$per_host -np $((2 * per_host)) \
-    --map-by node --mca plm_rsh_agent $hosts_work/agent --mca btl tcp,self,vader \
+    --map-by node --bind-to none --mca plm_rsh_agent $hosts_work/agent --mca btl tcp,self,vader \
     --mca btl_tcp_if_include $hosts_net --mca oob_tcp_if_include $hosts_net $forwarded $*"
 }
