@@ -34,6 +34,16 @@ TEST(HierarchyLayout, OneNode) {
   EXPECT_EQ(layout.node_sizes, (std::vector<int>{3}));
 }
 
+TEST(HierarchyLayout, EqualBlocksOnlyWhereNodesAreConsecutiveAndAlike) {
+  EXPECT_TRUE(layout_of({0, 0, 2, 2}).equal_blocks);
+  EXPECT_TRUE(layout_of({7, 7, 7, 1, 1, 1}).equal_blocks);
+  EXPECT_TRUE(layout_of({3, 3, 3}).equal_blocks);
+  EXPECT_FALSE(layout_of({0, 1, 0, 1}).equal_blocks);     // mapped by node
+  EXPECT_FALSE(layout_of({0, 0, 0, 3}).equal_blocks);     // uneven
+  EXPECT_FALSE(layout_of({0, 0, 2, 2, 0, 0}).equal_blocks);  // a node's ranks split
+  EXPECT_FALSE(layout_of({}).equal_blocks);
+}
+
 TEST(HierarchyLayout, OffUntilEveryRankAsked) {
   // Set at MPI_Init from every rank's CUMPI_COLL_HIERARCHY; never here.
   EXPECT_FALSE(hierarchy_on());

@@ -8,7 +8,8 @@
 # skip() (exit 77 with a reason) and calls make_test_hosts; then in_h1
 # COMMAND runs a shell command on h1, mpirun_across MPIRUN PER_HOST ARGS... an
 # Open MPI launch over both hosts from h1 (PER_HOST ranks on each, mapped by
-# node, every CUMPI_* and UCX_* variable set here forwarded),
+# node, or as TWO_HOSTS_MAP_BY says (slot: in blocks), every CUMPI_* and UCX_*
+# variable set here forwarded),
 # in_h2_background COMMAND a command on h2 in the background, and
 # $h2_address is h2's address. Commands on h1 are killed after $hosts_limit
 # seconds (600 unless set).
@@ -73,6 +74,6 @@ mpirun_across() {  # mpirun_across MPIRUN PER_HOST ARGS...
   shift 2
   for name in $(compgen -e | grep -E '^(CUMPI|UCX)_'); do forwarded+=" -x $name"; done
   in_h1 "$mpirun --allow-run-as-root --oversubscribe --host h1:$per_host,h2:$per_host -np $((2 * per_host)) \
-    --map-by node --bind-to none --mca plm_rsh_agent $hosts_work/agent --mca btl tcp,self,vader \
+    --map-by ${TWO_HOSTS_MAP_BY:-node} --bind-to none --mca plm_rsh_agent $hosts_work/agent --mca btl tcp,self,vader \
     --mca btl_tcp_if_include $hosts_net --mca oob_tcp_if_include $hosts_net $forwarded $*"
 }

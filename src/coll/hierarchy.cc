@@ -1,6 +1,8 @@
 #include "coll/hierarchy.h"
 
+#include <algorithm>
 #include <atomic>
+#include <limits>
 #include <map>
 #include <memory>
 #include <vector>
@@ -49,7 +51,8 @@ class HierarchyState final : public protocol::CommState {
   std::map<int, MPI_Comm> representatives;
   std::vector<int> local_rank;       // each rank's, on its node's communicator
   std::vector<int> node_index;       // each rank's node, numbered as the leaders are ranked in `leaders`
-  bool said[3] = {false, false, false};  // the choice logged: Allreduce, Bcast, Reduce
+  bool equal_blocks = false;         // HierarchyLayout's
+  bool said[static_cast<unsigned>(Collective::count)] = {};  // the choice logged, by collective
 };
 
 // Where every rank of the communicator is, from the job's node map.
@@ -63,6 +66,7 @@ void learn_layout(const protocol::CommContext& context, HierarchyState* state) {
   state->node_size = layout.node_sizes[static_cast<std::size_t>(layout.node_index[own])];
   state->local_rank = std::move(layout.local_rank);
   state->node_index = std::move(layout.node_index);
+  state->equal_blocks = layout.equal_blocks;
 }
 
 // A step's MPI calls are on a communicator of cumpi's own, which returns
@@ -91,8 +95,9 @@ Status split(MPI_Comm comm, int color, int key, MPI_Comm* made) {
   return Status::ok();
 }
 
-// The state of the communicator, made by its first call in steps, which
-// every rank of it makes; null with the error where it could not be made.
+// The layout of the communicator's ranks, learnt at its first call that
+// may go in steps (local: no collective call); null with the error where it
+// could not be had.
 HierarchyState* state_of(protocol::CommContext& context, MPI_Comm comm, Status* status) {
   if (auto* state = static_cast<HierarchyState*>(context.state(kStateName))) {
     return state;
@@ -104,19 +109,36 @@ HierarchyState* state_of(protocol::CommContext& context, MPI_Comm comm, Status* 
     return nullptr;
   }
   learn_layout(context, state.get());
-  const auto own = static_cast<std::size_t>(state->rank);
-  *status = split(comm, state->node_index[own], state->rank, &state->node);
-  if (status->is_ok()) {
-    *status = split(comm, state->local_rank[own] == 0 ? 0 : MPI_UNDEFINED, state->rank, &state->leaders);
-  }
-  if (!status->is_ok()) {
-    return nullptr;
-  }
-  CUMPI_LOG(debug, "hierarchy of a communicator of %d ranks: %d on this node, %s", context.size(), state->node_size,
-            state->leaders != MPI_COMM_NULL ? "its leader" : "not its leader");
   HierarchyState* made = state.get();
   context.set_state(kStateName, std::move(state));
   return made;
+}
+
+// The communicators of the steps, made by the communicator's first call in
+// steps, which every rank of it makes.
+Status make_step_comms(MPI_Comm comm, HierarchyState* state) {
+  if (state->node != MPI_COMM_NULL) {
+    return Status::ok();
+  }
+  const auto own = static_cast<std::size_t>(state->rank);
+  Status status = split(comm, state->node_index[own], state->rank, &state->node);
+  if (status.is_ok()) {
+    status = split(comm, state->local_rank[own] == 0 ? 0 : MPI_UNDEFINED, state->rank, &state->leaders);
+  }
+  CUMPI_LOG(debug, "hierarchy of a communicator: %d ranks on this node, %s", state->node_size,
+            state->leaders != MPI_COMM_NULL ? "its leader" : "not its leader");
+  return status;
+}
+
+// An Allgather of one or more bytes per rank whose whole receive count
+// fits an int (the last step broadcasts it). A rank's receive signature is
+// the same on every rank; its send side may be MPI_IN_PLACE.
+bool allgather_fits(const protocol::CommContext& context, const CollectiveCall& call) {
+  int type_bytes = 0;
+  if (call.recv_count <= 0 || real_mpi().Type_size(call.recv_type, &type_bytes) != MPI_SUCCESS || type_bytes <= 0) {
+    return false;
+  }
+  return static_cast<long long>(call.recv_count) * context.size() <= std::numeric_limits<int>::max();
 }
 
 // Whether a call that may_go_in_steps does, from what every rank shares
@@ -125,6 +147,9 @@ HierarchyState* state_of(protocol::CommContext& context, MPI_Comm comm, Status* 
 bool takes(const protocol::CommContext& context, const CollectiveCall& call) {
   if (context.inter() || context.nodes() < 2 || context.nodes() >= context.size()) {
     return false;
+  }
+  if (call.collective == Collective::allgather) {
+    return allgather_fits(context, call);
   }
   const MPI_Datatype type = call.send_type;
   int type_bytes = 0;
@@ -144,7 +169,7 @@ bool takes(const protocol::CommContext& context, const CollectiveCall& call) {
 }
 
 void log_once(const protocol::CommContext& context, const CollectiveCall& call, HierarchyState* state) {
-  bool& said = state->said[call.collective == Collective::allreduce ? 0 : call.collective == Collective::bcast ? 1 : 2];
+  bool& said = state->said[static_cast<unsigned>(call.collective)];
   if (said || !log::enabled(log::Level::info)) {
     return;
   }
@@ -172,6 +197,9 @@ Status run_step(const CollectiveCall& step) {
       case Collective::allreduce:
         return real_mpi().Allreduce(step.sendbuf, step.recvbuf, step.send_count, step.send_type, step.op,
                                     step.comm);
+      case Collective::allgather:
+        return real_mpi().Allgather(step.sendbuf, step.send_count, step.send_type, step.recvbuf, step.recv_count,
+                                    step.recv_type, step.comm);
       default:
         return real_mpi().Bcast(step.recvbuf, step.send_count, step.send_type, step.root, step.comm);
     }
@@ -376,6 +404,47 @@ Status reduce_in_steps(const CollectiveCall& call, HierarchyState* state) {
   return run_step(between);
 }
 
+// Where the ranks lie in equal blocks of consecutive ranks: Allgather
+// within each node into that node's block of the receive buffer,
+// Allgather in place of the nodes' blocks among the leaders, Bcast of the
+// whole buffer within each node.
+Status allgather_in_steps(const CollectiveCall& call, const HierarchyState& state) {
+  MPI_Count lb = 0;
+  MPI_Count extent = 0;
+  if (const int rc = real_mpi().Type_get_extent_x(call.recv_type, &lb, &extent); rc != MPI_SUCCESS) {
+    return from_mpi(rc);
+  }
+  const int block = state.node_size * call.recv_count;  // elements of one node
+  const int first = state.node_index[static_cast<std::size_t>(state.rank)] * state.node_size;
+  CollectiveCall within = call;
+  within.comm = state.node;
+  within.recvbuf = static_cast<char*>(call.recvbuf) + static_cast<MPI_Count>(first) * call.recv_count * extent;
+  Status status = run_step(within);
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (state.leaders != MPI_COMM_NULL) {
+    CollectiveCall between = call;
+    between.comm = state.leaders;
+    between.sendbuf = MPI_IN_PLACE;
+    between.send_where = memory::kHostMemory;
+    between.recv_count = block;
+    status = run_step(between);
+    if (!status.is_ok()) {
+      return status;
+    }
+  }
+  CollectiveCall back;
+  back.collective = Collective::bcast;
+  back.recvbuf = call.recvbuf;
+  back.recv_where = call.recv_where;
+  back.send_count = call.recv_count * static_cast<int>(state.node_index.size());
+  back.send_type = call.recv_type;
+  back.root = 0;
+  back.comm = state.node;
+  return run_step(back);
+}
+
 }  // namespace
 
 HierarchyLayout layout_of(const std::vector<int>& node_of_rank) {
@@ -393,6 +462,12 @@ HierarchyLayout layout_of(const std::vector<int>& node_of_rank) {
     layout.node_index.push_back(static_cast<int>(index));
     layout.local_rank.push_back(layout.node_sizes[index]++);
   }
+  const int block = layout.node_sizes.empty() ? 0 : layout.node_sizes[0];
+  layout.equal_blocks =
+      block > 0 && std::all_of(layout.node_sizes.begin(), layout.node_sizes.end(), [&](int n) { return n == block; });
+  for (std::size_t rank = 0; rank < node_of_rank.size(); ++rank) {
+    layout.equal_blocks = layout.equal_blocks && layout.node_index[rank] == static_cast<int>(rank) / block;
+  }
   return layout;
 }
 
@@ -406,9 +481,12 @@ Status run_if_hierarchical(const CollectiveCall& call, bool* taken) {
   if (context == nullptr || !takes(*context, call)) {
     return Status::ok();  // the MPI library's own call reports a bad communicator
   }
-  *taken = true;
   HierarchyState* state = state_of(*context, call.comm, &status);
-  if (state == nullptr) {
+  if (state != nullptr && call.collective == Collective::allgather && !state->equal_blocks) {
+    return Status::ok();
+  }
+  *taken = true;
+  if (state == nullptr || !(status = make_step_comms(call.comm, state)).is_ok()) {
     return status;
   }
   log_once(*context, call, state);
@@ -418,6 +496,8 @@ Status run_if_hierarchical(const CollectiveCall& call, bool* taken) {
       return allreduce_in_steps(call, *state);
     case Collective::bcast:
       return bcast_in_steps(call, state);
+    case Collective::allgather:
+      return allgather_in_steps(call, *state);
     default:
       return reduce_in_steps(call, state);
   }

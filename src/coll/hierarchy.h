@@ -1,8 +1,8 @@
 // Hierarchical collectives across nodes (CUMPI_COLL_HIERARCHY, DESIGN §5):
-// MPI_Allreduce, MPI_Reduce and MPI_Bcast on a communicator whose ranks span several
-// nodes, some holding two or more of them, run as collectives of the seam
-// within each node (ipc where that node's buffers are all on a device) and
-// one between the nodes' leaders (staged).
+// MPI_Allreduce, MPI_Reduce, MPI_Bcast and MPI_Allgather on a communicator
+// whose ranks span several nodes, some holding two or more of them, run as
+// collectives of the seam within each node (ipc where that node's buffers
+// are all on a device) and one between one rank per node (staged).
 //
 // A rank passing host buffers would otherwise hand the call to the MPI
 // library on the whole communicator, where a hierarchical rank never comes;
@@ -29,11 +29,12 @@ inline bool hierarchy_on() { return g_hierarchy_on.load(std::memory_order_relaxe
 inline void set_hierarchy_on(bool on) { g_hierarchy_on.store(on, std::memory_order_relaxed); }
 
 // The calls that may go in steps while it is on: blocking MPI_Allreduce,
-// MPI_Reduce and MPI_Bcast. Whether one does depends on its communicator too.
+// MPI_Reduce, MPI_Bcast and MPI_Allgather. Whether one does depends on its
+// communicator too.
 inline bool may_go_in_steps(const CollectiveCall& call) {
   return call.request == nullptr &&
          (call.collective == Collective::allreduce || call.collective == Collective::reduce ||
-          call.collective == Collective::bcast) &&
+          call.collective == Collective::bcast || call.collective == Collective::allgather) &&
          hierarchy_on();
 }
 
@@ -48,6 +49,10 @@ struct HierarchyLayout {
   std::vector<int> local_rank;  // each rank's among its node's ranks, in rank order
   std::vector<int> node_index;  // each rank's node, nodes numbered in the order of their lowest ranks
   std::vector<int> node_sizes;  // by node_index
+  // Every node's ranks consecutive and every node of the same size (block
+  // placement, mpirun's and srun's default): an Allgather's node blocks
+  // then lie in the receive buffer as the nodes' leaders gather them.
+  bool equal_blocks = false;
 };
 HierarchyLayout layout_of(const std::vector<int>& node_of_rank);
 
