@@ -94,6 +94,14 @@ step p2p_stress_np4_short_envelopes_odd_ranks launch 4 300 "$here/short_envelope
 step p2p_stress_np3_staged staged launch 3 300 "$build/mpi_tests/p2p_stress" --messages 3000
 step ipc_cache_churn env CUMPI_IPC_CACHE_MAX=64 CUMPI_IPC_CACHE_MAX_BYTES=1073741824 \
   "$here/run_launched.sh" mpirun 2 300 "$library" "$build/mpi_tests/ipc_cache_churn" --iterations 10000 --max-bytes 4194304
+# Two test hosts (namespaces, or hostnames over loopback): device messages
+# across by ucx where the build has it, else staged; CUDA IPC within a host.
+across=staged
+if "$build/tools/cumpi-info" --json 2> /dev/null | grep -q '"ucx": true'; then across=ucx; fi
+step two_hosts_stress env TWO_HOSTS_LIMIT=300 UCX_TLS=tcp,self "$here/two_hosts.sh" --expect-ipc \
+  --across "$across" mpirun "$library" "$build/mpi_tests/p2p_stress" --messages 3000
+step two_hosts_matrix env TWO_HOSTS_LIMIT=300 UCX_TLS=tcp,self "$here/two_hosts.sh" \
+  --across "$across" mpirun "$library" "$build/mpi_tests/p2p_matrix" --sizes 0,256,8192,100000,3000001,67108864
 step host_only_no_driver launch 2 120 "$build/mpi_tests/p2p_semantics" --memory host
 step lifecycle_reset_before_finalize launch 2 60 "$build/mpi_tests/device_lifecycle"
 step lifecycle_late_context launch 2 60 "$build/mpi_tests/device_lifecycle" --late-context
@@ -157,6 +165,9 @@ if [ "$parts" = all ] || [ "$parts" = tests ] || [ "$parts" = coll ]; then
   # them; skipped otherwise), 2 ranks on each: Allreduce and Bcast in steps.
   step two_hosts_hierarchy $mps env CUMPI_COLL_HIERARCHY=1 TWO_HOSTS_LIMIT=300 "$here/two_hosts.sh" --across none \
     --expect "takes the hierarchy" mpirun "$library" "$build/mpi_tests/device_collectives" --cycles 100
+  step two_hosts_hierarchy_blocks $mps env CUMPI_COLL_HIERARCHY=1 TWO_HOSTS_MAP_BY=slot TWO_HOSTS_LIMIT=300 \
+    "$here/two_hosts.sh" --across none --expect "MPI_Allgather on a communicator of 4 ranks on 2 nodes takes the hierarchy" \
+    mpirun "$library" "$build/mpi_tests/device_collectives" --cycles 100
 fi
 # Nonblocking collectives on device buffers: the GPU algorithms from the start
 # (a wait long enough for every rank's offer), the default wait, and staged.
