@@ -37,6 +37,7 @@ int release_context(MPI_Comm, int, void* value, void*) {
   auto* holder = static_cast<Holder*>(value);
   g_live.erase(holder->get());
   delete holder;
+  g_context_generation.fetch_add(1, std::memory_order_acq_rel);
   g_released.fetch_add(1, std::memory_order_relaxed);
   return MPI_SUCCESS;
 }
@@ -205,6 +206,7 @@ Status start_comm_contexts() {
 void stop_comm_contexts() {
   // Releasing one context's state may free communicators of cumpi's own
   // (the hierarchy's), whose contexts then leave g_live.
+  g_context_generation.fetch_add(1, std::memory_order_acq_rel);
   const std::vector<CommContext*> live(g_live.begin(), g_live.end());
   for (CommContext* context : live) {
     if (g_live.count(context) != 0) {

@@ -10,6 +10,7 @@
 // freed communicator complete normally holds without it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -77,6 +78,12 @@ CommContext* kept_context_of(MPI_Comm comm, Status* status);
 // The world rank of `rank` in comm (of its remote group for an
 // inter-communicator); -1 when it cannot be told.
 int world_rank_of(MPI_Comm comm, int rank);
+
+// Counts releases of contexts and of their states (a communicator freed,
+// MPI_Finalize): what was found in a context before may be gone once it
+// changed, and a freed handle may come back for another communicator.
+inline std::atomic<std::uint64_t> g_context_generation{0};
+inline std::uint64_t context_generation() { return g_context_generation.load(std::memory_order_acquire); }
 
 // At MPI_Init, after the node map; at MPI_Finalize, before the real one
 // (every algorithm's state is released then, contexts stay until MPI
