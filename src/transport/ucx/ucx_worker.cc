@@ -2,6 +2,7 @@
 
 #include <poll.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "memory/device_memory.h"
@@ -30,6 +31,16 @@ constexpr double kCloseSeconds = 2.0;
 // The progress thread looks again after this long even without an event
 // (a transport whose events UCX cannot signal).
 constexpr int kProgressPollMilliseconds = 10;
+
+// An endpoint to another node failed (its peer or the link is gone, also
+// when a peer ends first at MPI_Finalize): its transfers then fail with
+// UCX's status, reported by the calls that wait for them. Said here with
+// the peer's rank, in place of UCX's own error line for an endpoint
+// without a handler.
+void endpoint_failed(void* peer, ucp_ep_h, ucs_status_t status) {
+  CUMPI_LOG(info, "the UCX endpoint to rank %d failed: %s", static_cast<int>(reinterpret_cast<std::intptr_t>(peer)),
+            ucp().ucs_status_string(status));
+}
 
 }  // namespace
 
@@ -135,6 +146,11 @@ Status Worker::endpoint(int peer, bool same_node, const unsigned char* address, 
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
   params.address = reinterpret_cast<const ucp_address_t*>(address);
   params.err_mode = same_node ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
+  if (!same_node) {
+    params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.err_handler.cb = endpoint_failed;
+    params.err_handler.arg = reinterpret_cast<void*>(static_cast<std::intptr_t>(peer));
+  }
   ucp_ep_h endpoint = nullptr;
   const ucs_status_t status = ucp().ucp_ep_create(worker_, &params, &endpoint);
   if (status != UCS_OK) {
