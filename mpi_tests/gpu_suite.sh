@@ -165,8 +165,9 @@ if [ "$parts" = all ] || [ "$parts" = tests ] || [ "$parts" = coll ]; then
   # them; skipped otherwise), 2 ranks on each: Allreduce and Bcast in steps.
   step two_hosts_hierarchy $mps env CUMPI_COLL_HIERARCHY=1 TWO_HOSTS_LIMIT=300 "$here/two_hosts.sh" --across none \
     --expect "takes the hierarchy" mpirun "$library" "$build/mpi_tests/device_collectives" --cycles 100
+  allgather_in_steps="MPI_Allgather on a communicator of 4 ranks on 2 nodes takes the hierarchy"
   step two_hosts_hierarchy_blocks $mps env CUMPI_COLL_HIERARCHY=1 TWO_HOSTS_MAP_BY=slot TWO_HOSTS_LIMIT=300 \
-    "$here/two_hosts.sh" --across none --expect "MPI_Allgather on a communicator of 4 ranks on 2 nodes takes the hierarchy" \
+    "$here/two_hosts.sh" --across none --expect "$allgather_in_steps" \
     mpirun "$library" "$build/mpi_tests/device_collectives" --cycles 100
 fi
 # Nonblocking collectives on device buffers: the GPU algorithms from the start

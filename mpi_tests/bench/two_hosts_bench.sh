@@ -47,7 +47,9 @@ bench() {  # bench NAME [VAR=VALUE...]: the variables go to the ranks
   ) > "$out/$name.log" 2>&1 || { echo "FAILED: cumpi_bench ($name)"; tail -20 "$out/$name.log"; exit 1; }
 }
 gbps() { awk -v pair="$2" -v size="$bytes" '$1 == "p2p" && $2 == pair && $3 == size {print $6}' "$out/$1.log"; }
-median() { tr ' ' '\n' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+median() {
+  tr ' ' '\n' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
 
 floor_ratios= staged_ratios=
 echo "two hosts over TCP, $bytes bytes, GB/s, $rounds rounds:"

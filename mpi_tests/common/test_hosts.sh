@@ -29,7 +29,8 @@ remove_test_hosts() {
 # where this machine cannot make them.
 make_namespace_hosts() {
   command -v ip > /dev/null || return 1
-  if ! { ip netns add "$h1" && ip netns add "$h2" && ip link add "veth1$hosts_tag" type veth peer name "veth2$hosts_tag"; } 2> /dev/null; then
+  if ! { ip netns add "$h1" && ip netns add "$h2" &&
+    ip link add "veth1$hosts_tag" type veth peer name "veth2$hosts_tag"; } 2> /dev/null; then
     ip netns del "$h1" 2> /dev/null
     ip netns del "$h2" 2> /dev/null
     return 1
