@@ -1,6 +1,7 @@
 // The tests named in wrapped_functions.def's passes_straight column: true when a
 // call certainly needs nothing from cumpi, decided in a few instructions with
-// no call. A false answer only means "let intercept_* look closer".
+// no call (but for a host collective's announcement, announced()). A false
+// answer only means "let intercept_* look closer".
 #pragma once
 
 #include "coll/agreement.h"
@@ -17,8 +18,15 @@ namespace cumpi::pass_through {
 using memory::known_host;
 
 // Collectives of the seam on host buffers announce themselves
-// (coll/agreement.h) while an algorithm that needs agreement is configured.
-using coll::host_calls_announce;
+// (coll/agreement.h) while an algorithm that needs agreement is configured:
+// done here, where the call then goes straight to the MPI library, as the
+// seam's host path would (the way there repeated the entry's tests). True.
+inline bool announced(MPI_Comm comm, bool blocking) {
+  if (coll::host_calls_announce()) {
+    coll::announce_host_call(comm, blocking);
+  }
+  return true;
+}
 // MPI_Allreduce and MPI_Bcast on host buffers may go in steps across nodes
 // (coll/hierarchy.h).
 using coll::hierarchy_on;
