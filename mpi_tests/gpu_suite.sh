@@ -161,8 +161,9 @@ if [ "$parts" = all ] || [ "$parts" = tests ] || [ "$parts" = coll ]; then
     --cycles 100
   step device_collectives_np4_no_mps launch 4 300 "$build/mpi_tests/device_collectives" --cycles 100
   step collectives_np4_coll $mps launch 4 150 "$build/mpi_tests/collectives"
-  # Two test hosts (network namespaces, where the machine lets root make
-  # them; skipped otherwise), 2 ranks on each: Allreduce and Bcast in steps.
+  # Two test hosts (network namespaces, or hostnames over loopback; skipped
+  # without root), 2 ranks on each: Allreduce, Reduce and Bcast in steps, and
+  # with ranks in blocks Allgather too.
   step two_hosts_hierarchy $mps env CUMPI_COLL_HIERARCHY=1 TWO_HOSTS_LIMIT=300 "$here/two_hosts.sh" --across none \
     --expect "takes the hierarchy" mpirun "$library" "$build/mpi_tests/device_collectives" --cycles 100
   allgather_in_steps="MPI_Allgather on a communicator of 4 ranks on 2 nodes takes the hierarchy"

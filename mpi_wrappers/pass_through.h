@@ -27,7 +27,8 @@ inline bool announced(MPI_Comm comm, bool blocking) {
   }
   return true;
 }
-// MPI_Allreduce and MPI_Bcast on host buffers may go in steps across nodes
+// MPI_Allreduce, MPI_Reduce, MPI_Bcast and MPI_Allgather on host buffers
+// may go in steps across nodes
 // (coll/hierarchy.h).
 using coll::hierarchy_on;
 

@@ -81,8 +81,9 @@ CUMPI_PUBLIC int cumpi_get_coll_info(struct cumpi_coll_info* info);
 CUMPI_PUBLIC int cumpi_set_coll(const char* algorithms);
 
 /**
- * @brief Turns the hierarchical MPI_Allreduce and MPI_Bcast across nodes
- *        (CUMPI_COLL_HIERARCHY) on (1) or off (0) for the calls that follow.
+ * @brief Turns the collectives in steps across nodes (CUMPI_COLL_HIERARCHY:
+ *        MPI_Allreduce, MPI_Reduce, MPI_Bcast, MPI_Allgather) on (1) or off
+ *        (0) for the calls that follow.
  *
  * Every rank of the job must make the same call at the same point of its
  * sequence of collectives: ranks that disagree wait for each other forever.
