@@ -27,9 +27,9 @@ inline bool announced(MPI_Comm comm, bool blocking) {
   }
   return true;
 }
+
 // MPI_Allreduce, MPI_Reduce, MPI_Bcast and MPI_Allgather on host buffers
-// may go in steps across nodes
-// (coll/hierarchy.h).
+// may go in steps across nodes (coll/hierarchy.h).
 using coll::hierarchy_on;
 
 // No device request exists: start needs nothing of cumpi.
