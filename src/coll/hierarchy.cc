@@ -12,6 +12,7 @@
 #include "memory/classifier.h"
 #include "memory/device_memory.h"
 #include "memory/device_scratch.h"
+#include "memory/staged_buffer.h"
 #include "protocol/node_map.h"
 #include "runtime/engine_lock.h"
 #include "runtime/errors.h"
@@ -311,31 +312,24 @@ Status bcast_in_steps(const CollectiveCall& call, HierarchyState* state) {
 class PartialResult {
  public:
   Status make(int count, MPI_Datatype type, const memory::PointerInfo& like) {
-    MPI_Count lb = 0;
-    MPI_Count extent = 0;
-    MPI_Count true_lb = 0;
-    MPI_Count true_extent = 0;
-    if (const int rc = real_mpi().Type_get_extent_x(type, &lb, &extent); rc != MPI_SUCCESS) {
-      return from_mpi(rc);
+    memory::TypeLayout layout;
+    memory::ByteSpan span;
+    Status status = memory::span_of_call(type, count, &layout, &span);
+    if (!status.is_ok()) {
+      return status;
     }
-    if (const int rc = real_mpi().Type_get_true_extent_x(type, &true_lb, &true_extent); rc != MPI_SUCCESS) {
-      return from_mpi(rc);
-    }
-    const MPI_Count stride = static_cast<MPI_Count>(count - 1) * extent;
-    const MPI_Count lowest = true_lb + (stride < 0 ? stride : 0);
-    const auto bytes = static_cast<std::size_t>(true_extent + (stride < 0 ? -stride : stride));
     char* block = nullptr;
     if (memory::is_device(like)) {
-      Status status = device_.acquire(bytes, like);
+      status = device_.acquire(span.bytes, like);
       if (!status.is_ok()) {
         return status;
       }
       block = static_cast<char*>(device_.device());
     } else {
-      host_.resize(bytes);
+      host_.resize(span.bytes);
       block = host_.data();
     }
-    data_ = block - lowest;
+    data_ = block - span.offset;
     where_ = memory::is_device(like) ? memory::device_memory().query(block) : memory::kHostMemory;
     return Status::ok();
   }
