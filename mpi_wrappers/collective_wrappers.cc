@@ -20,9 +20,7 @@ bool any_on_device(const void* sendbuf, const void* recvbuf) {
 // communicator's ranks agree on GPU algorithms, then the MPI library's.
 template <typename RealCall>
 int host_seam_call(MPI_Comm comm, const MPI_Request* request, const RealCall& real_call) {
-  if (coll::host_calls_announce()) {
-    coll::announce_host_call(comm, request == nullptr);
-  }
+  coll::announce_host_call(comm, request == nullptr);
   return real_call();
 }
 

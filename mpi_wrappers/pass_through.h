@@ -22,9 +22,7 @@ using memory::known_host;
 // done here, where the call then goes straight to the MPI library, as the
 // seam's host path would (the way there repeated the entry's tests). True.
 inline bool announced(MPI_Comm comm, bool blocking) {
-  if (coll::host_calls_announce()) {
-    coll::announce_host_call(comm, blocking);
-  }
+  coll::announce_host_call(comm, blocking);
   return true;
 }
 

@@ -117,7 +117,7 @@ LastBoard g_last_board;
 
 }  // namespace
 
-void announce_host_call(MPI_Comm comm, bool blocking) {
+void announce_on_board(MPI_Comm comm, bool blocking) {
   const runtime::EngineEntry entry;
   const std::uint64_t generation = protocol::context_generation();
   if (blocking && g_last_board.comm == comm && g_last_board.generation == generation && comm != MPI_COMM_NULL) {

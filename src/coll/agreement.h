@@ -37,9 +37,14 @@ AgreementBoard* existing_board(protocol::CommContext& context);
 AgreementBoard::WaitHook polite_wait();
 
 // A collective of the seam on host buffers: announces "nothing offered"
-// where the communicator has a board (a blocking call makes it on first
-// use, a nonblocking one only uses an existing one). Errors are left to the
-// MPI library's own call that follows.
-void announce_host_call(MPI_Comm comm, bool blocking);
+// where host calls announce themselves and the communicator has a board (a
+// blocking call makes it on first use, a nonblocking one only uses an
+// existing one). Errors are left to the MPI library's own call that follows.
+void announce_on_board(MPI_Comm comm, bool blocking);
+inline void announce_host_call(MPI_Comm comm, bool blocking) {
+  if (host_calls_announce()) {
+    announce_on_board(comm, blocking);
+  }
+}
 
 }  // namespace cumpi::coll
